@@ -1,0 +1,186 @@
+/* reader/artifact.h — an NInfer v3 artifact set as data.
+ *
+ * nf_artifact_open() reads the entry header and the JSON directory, checks
+ * every rule the container spec (../shared/seeds/000_*, cited as "seed §N")
+ * gives a generic reader, records findings in a report, and builds an
+ * immutable model.  After open, the model (names, shapes, records) never
+ * changes; only the per-file open state (nf_file_open) is mutable, and it is
+ * guarded inside the artifact, so any number of threads may read the model
+ * and call nf_file_open / nf_range_map concurrently.
+ *
+ * The reader never includes FUSE headers: ninfer-check, ninfer-pack, the
+ * tests and the daemon all use exactly this code. */
+#ifndef NF_READER_ARTIFACT_H
+#define NF_READER_ARTIFACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "codecs/codec.h"
+#include "reader/report.h"
+
+#define NF_ENTRY_HEADER_BYTES 32
+#define NF_PART_PAYLOAD_START 4096
+#define NF_ID_BYTES 16
+
+enum nf_obj_kind { NF_OBJ_TENSOR = 0, NF_OBJ_RESOURCE };
+
+struct nf_object {
+	const char *id;
+	enum nf_obj_kind kind;
+	const char *format;    /* tensor: format name as stored; resource: NULL */
+	const char *layout;    /* tensor: layout name; resource: its encoding */
+	uint32_t rank;
+	const uint64_t *shape; /* rank entries; resources: rank 0, shape NULL */
+	uint64_t elements;     /* tensors: elements(shape); resources: bytes */
+	uint64_t offset;       /* logical payload offset (seed §2.2) */
+	uint64_t bytes;
+	uint64_t divisors;     /* 1 when absent */
+	/* Interpretation (object scope, contract §5): codec_status is
+	 * NF_CODEC_OK and size_ok is true when the codec registry knows the pair,
+	 * the shape fits it and `bytes` equals the encoded size.  Then `geom` is
+	 * valid.  Resources: codec_status OK, size_ok true, geom zeroed. */
+	enum nf_codec_status codec_status;
+	bool size_ok;
+	struct nf_geometry geom;
+};
+
+/* One Part (seed §7.1): elements [begin, end) of a tensor object. */
+struct nf_part {
+	uint32_t object;       /* index into artifact->objects */
+	uint64_t begin, end;
+};
+
+/* A Binding: either a whole object (whole=true, one part covering it) or a
+ * list of parts.  Shape rule (contract §2): a whole binding has the object's
+ * shape; a parts binding has [rows, K] when every part is whole rows of a
+ * rank-2 parent with the same K, else [elements]. */
+struct nf_binding {
+	const char *name;      /* the full logical name; for an auxiliary, the role */
+	bool whole;
+	uint32_t nparts;
+	const struct nf_part *parts;
+	uint64_t elements;
+	uint32_t rank;
+	const uint64_t *shape;
+	bool whole_rows;       /* parts binding made of whole rows of rank-2 parents with one K */
+};
+
+struct nf_use {
+	const char *parameter;
+	uint32_t binding;                  /* index of the parameter's binding */
+	const char *input;
+	const char *activation_policy;     /* NULL when absent */
+	uint32_t naux;
+	const struct nf_binding *aux;      /* name = the auxiliary role */
+};
+
+struct nf_resource_ref {
+	const char *role;
+	uint32_t object;
+};
+
+struct nf_component {
+	const char *id;
+	const char *config_json;     /* pretty-printed, newline-terminated */
+	const char *target;          /* NULL when absent */
+	const char *proposal_json;   /* pretty-printed, or NULL when absent */
+	uint32_t nresources;
+	const struct nf_resource_ref *resources;
+};
+
+enum nf_file_status { NF_FILE_UNCHECKED = 0, NF_FILE_PRESENT, NF_FILE_MISSING, NF_FILE_BAD };
+
+struct nf_file {
+	const char *path;        /* NULL for the entry (files[0]) */
+	uint64_t payload_bytes;  /* B_i */
+	uint64_t logical_start;  /* P_i */
+	uint64_t data_offset;    /* entry_payload_start for the entry, 4096 for parts */
+	uint64_t file_bytes;     /* the length the file must have */
+};
+
+struct nf_artifact_private;
+
+struct nf_artifact {
+	const char *entry_path;     /* as given */
+	const char *entry_name;     /* basename */
+	uint8_t artifact_id[NF_ID_BYTES];
+	char artifact_id_hex[2 * NF_ID_BYTES + 1];
+	uint64_t json_bytes;
+	uint64_t entry_payload_start;
+	uint64_t payload_bytes;
+	const char *json_text;      /* exactly json_bytes bytes as stored, NUL appended */
+
+	uint32_t nfiles;
+	const struct nf_file *files;
+	uint32_t nobjects;
+	const struct nf_object *objects;     /* in stored (offset) order */
+	uint32_t nbindings;
+	const struct nf_binding *bindings;   /* in stored order */
+	uint32_t nuses;
+	const struct nf_use *uses;
+	const char *uses_json;               /* the uses array, pretty-printed */
+	uint32_t ncomponents;
+	const struct nf_component *components;
+	const char *metadata_json;           /* pretty; "{}\n" when absent */
+	const char *provenance_json;
+
+	/* false when the report holds a directory-scope error: the model then
+	 * holds only the records that were consistent on their own (lenient). */
+	bool directory_ok;
+
+	struct nf_artifact_private *priv;
+};
+
+/* Open and validate.  Findings go to `report` (never NULL).
+ * Returns 0 and *out when the header and JSON could be read and parsed (the
+ * artifact may still have errors: see directory_ok and the report);
+ * returns a negative errno and *out = NULL when not even that was possible
+ * (the report then says why). */
+int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf_artifact **out);
+void nf_artifact_close(struct nf_artifact *a);
+
+/* Lookups, O(log n) or O(1). Return the index, or -1. */
+int64_t nf_object_find(const struct nf_artifact *a, const char *id);
+int64_t nf_binding_find(const struct nf_artifact *a, const char *name);
+
+/* Files of the set (seed §3.2, §11.1).  nf_file_open() opens file i the
+ * first time it is needed, relative to the entry's directory and never
+ * outside it, checks the part header (magic, part_index, artifact_id) and
+ * length, and remembers the result: returns an fd (owned by the artifact,
+ * do not close) or -EIO/-ENOENT.  Thread-safe. */
+int nf_file_open(struct nf_artifact *a, uint32_t i);
+enum nf_file_status nf_file_status(const struct nf_artifact *a, uint32_t i, const char **reason);
+/* Open every file and add a finding per missing (warning, FILE_MISSING) or
+ * bad (error, FILE_BAD_*) file. */
+void nf_artifact_check_files(struct nf_artifact *a, struct nf_report *report);
+
+/* The range map (seed §2.2, §11.2): the only code that knows how files
+ * join.  Maps the logical payload range [offset, offset+length) onto file
+ * segments, in order.  Returns the number of segments the range needs (only
+ * the first `max` are written), or -ERANGE when the range is not inside
+ * [0, payload_bytes] (length 0 at payload_bytes is allowed and maps to no
+ * segment). */
+struct nf_segment {
+	uint32_t file;
+	uint64_t file_offset;   /* absolute offset in the file */
+	uint64_t length;
+	uint64_t dest_offset;   /* offset from the start of the requested range */
+};
+ssize_t nf_range_map(const struct nf_artifact *a, uint64_t offset, uint64_t length,
+		     struct nf_segment *segs, size_t max);
+
+/* The validation report document of contract §4, as a NUL-terminated
+ * malloc'd JSON string (pretty, newline-terminated).  `a` may be NULL when
+ * the artifact could not be opened. */
+char *nf_report_to_json(const struct nf_report *r, const struct nf_artifact *a,
+			const char *entry_path, const char *tool, int argc, char *const *argv);
+/* The same as human text, one finding a line, then a summary line. */
+void nf_report_print_text(FILE *out, const struct nf_report *r, const struct nf_artifact *a,
+			  const char *entry_path);
+/* files.json of contract §2: index, path, payload range, status (+reason). */
+char *nf_files_json(const struct nf_artifact *a);
+
+#endif
