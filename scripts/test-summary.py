@@ -6,17 +6,25 @@ import json, re, sys
 
 path, label = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "tests")
 checks = re.compile(r"(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)")
+plain = re.compile(r"^(?:[\w-]+: )?(\d+) passed, (\d+) failed", re.M)
 passed = failed = skipped = 0
 rows = []
 with open(path) as f:
     for line in f:
         t = json.loads(line)
         res = t.get("result")
+        out = t.get("stdout", "") or ""
         m = None
-        for m in checks.finditer(t.get("stdout", "") or ""):
+        for m in checks.finditer(out):
             pass
-        if m:  # a check binary: count its cases
+        if not m:
+            for m in plain.finditer(out):
+                pass
+            if m:  # a script that counts its own cases
+                n, bad = int(m.group(1)) + int(m.group(2)), int(m.group(2))
+        else:
             n, bad = int(m.group(2)), int(m.group(3)) + int(m.group(4))
+        if m:
             if res not in ("OK", "EXPECTEDFAIL") and bad == 0:
                 bad = 1  # crashed or timed out after printing
             passed += n - bad if n >= bad else 0
