@@ -19,7 +19,13 @@
 
 #include "reader/report.h"
 
-enum nf_source_kind { NF_SRC_MEMORY = 0, NF_SRC_FILE };
+/* NF_SRC_ARTIFACT (added by the writer work): the bytes are the logical
+ * payload range [src_offset, src_offset+bytes) of an open artifact, read
+ * through its range map (objects may straddle its files); used by
+ * `ninfer-pack reshard`. */
+enum nf_source_kind { NF_SRC_MEMORY = 0, NF_SRC_FILE, NF_SRC_ARTIFACT };
+
+struct nf_artifact;
 
 struct nf_write_object {
 	/* The object record without offset/bytes (id, kind, shape, format,
@@ -29,8 +35,9 @@ struct nf_write_object {
 	enum nf_source_kind source;
 	const void *data;        /* NF_SRC_MEMORY */
 	const char *path;        /* NF_SRC_FILE: bytes [src_offset, src_offset+bytes) */
-	uint64_t src_offset;
+	uint64_t src_offset;     /* NF_SRC_FILE: file offset; NF_SRC_ARTIFACT: logical offset */
 	uint64_t bytes;          /* encoded size */
+	struct nf_artifact *artifact; /* NF_SRC_ARTIFACT (added): borrowed, open */
 };
 
 struct nf_write_opts {
@@ -38,6 +45,10 @@ struct nf_write_opts {
 	bool allow_unknown;      /* accept formats/layouts the registry does not know */
 	void (*progress)(void *arg, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_arg;
+	/* (added by the writer work) when non-NULL and it becomes nonzero (e.g.
+	 * from a signal handler), the writer stops at the next chunk, removes
+	 * everything it wrote and returns -ECANCELED. */
+	const volatile int *cancel;
 };
 
 /* Write the set whose entry is `entry_path`.  Returns 0, or a negative
@@ -54,5 +65,21 @@ int nf_split_capacities(uint64_t limit, uint64_t entry_payload_start,
 
 /* "<entry name>.part-NNNN" (at least four digits) into buf. */
 int nf_part_name(char *buf, size_t size, const char *entry_name, uint64_t index);
+
+/* (added by the writer work) The layout and files table the writer would
+ * produce for the entry file name `entry_name` (its length matters: part
+ * names are in the JSON), without writing anything: object offsets (tensors at
+ * align_up(prev_end,256), resources at prev_end), payload_bytes,
+ * json_bytes (reserved, spaces included), entry_payload_start and the
+ * files table.  `offsets` (nobjects entries) may be NULL.  The caller
+ * frees *files_out with free().  Findings as nf_write_artifact. */
+struct nf_write_plan_file {
+	uint64_t payload_bytes;
+	uint64_t logical_start;
+};
+int nf_write_plan(const char *entry_name, json_t *directory, const struct nf_write_object *objects, size_t nobjects,
+		  const struct nf_write_opts *opts, struct nf_report *report,
+		  uint64_t *offsets, uint64_t *payload_bytes, uint64_t *json_bytes,
+		  struct nf_write_plan_file **files_out, size_t *nfiles_out);
 
 #endif

@@ -1,0 +1,465 @@
+/* ninfer-pack — write NInfer v3 artifact sets (see man/ninfer-pack.1).
+ *
+ *   ninfer-pack create --manifest M.json [--max-file-bytes N] OUT.ninfer
+ *   ninfer-pack reshard IN.ninfer OUT.ninfer [--max-file-bytes N]
+ *   ninfer-pack sample OUT.ninfer [--max-file-bytes N]
+ *
+ * Exit status: 0 written, 4 input invalid, 8 operational error, 16 usage. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nf_version.h"
+#include "reader/artifact.h"
+#include "reader/report.h"
+#include "reader/writer.h"
+#include "tools/sample.h"
+
+#define EXIT_OK 0
+#define EXIT_INPUT 4
+#define EXIT_OPERATIONAL 8
+#define EXIT_USAGE 16
+
+static const char *prog = "ninfer-pack";
+
+/* SIGINT/SIGTERM/SIGHUP ask the writer to stop and clean up */
+static volatile int stop_requested;
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: %s create --manifest M.json [--max-file-bytes N] OUT.ninfer\n"
+		"       %s reshard IN.ninfer OUT.ninfer [--max-file-bytes N]\n"
+		"       %s sample OUT.ninfer [--max-file-bytes N]\n"
+		"       %s -h | --help | -V | --version\n"
+		"\n"
+		"Write an NInfer v3 artifact set: OUT.ninfer and, with --max-file-bytes,\n"
+		"OUT.ninfer.part-0001, ...  Existing files are never replaced.\n"
+		"\n"
+		"options:\n"
+		"  -m, --manifest M.json     the directory and object sources (create)\n"
+		"  -s, --max-file-bytes N    split so that no file exceeds N bytes (suffix K, M, G\n"
+		"                            for powers of 1024; 0 = one file; default: one file,\n"
+		"                            except sample: about four files)\n"
+		"  -q, --quiet               no progress bar\n"
+		"  -h, --help                this help\n"
+		"  -V, --version             the version\n"
+		"\n"
+		"exit status: 0 written, 4 input invalid, 8 operational error, 16 usage\n",
+		prog, prog, prog, prog);
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!*s || *s == '-')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M')
+		shift = 20;
+	else if (*end == 'G')
+		shift = 30;
+	else if (*end == 'T')
+		shift = 40;
+	if (shift)
+		end++;
+	if (*end == 'i' && shift)
+		end++;
+	if (*end == 'B' && shift)
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* progress bar: stderr is a terminal and the job is long */
+
+struct progress {
+	bool enabled;
+	bool shown;
+	struct timespec start;
+	int last_pct;
+};
+
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress *p = arg;
+	if (!p->enabled || total == 0)
+		return;
+	double t = elapsed(&p->start);
+	if (!p->shown && t < 1.0)
+		return;   /* short jobs print nothing */
+	int pct = (int)(done * 100 / total);
+	if (pct == p->last_pct && done != total)
+		return;
+	p->last_pct = pct;
+	p->shown = true;
+	int bar = pct * 30 / 100;
+	fprintf(stderr, "\r[%.*s%*s] %3d%% %" PRIu64 "/%" PRIu64 " MiB", bar,
+		"##############################", 30 - bar, "", pct, done >> 20, total >> 20);
+	if (done == total)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void print_findings(const struct nf_report *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		const struct nf_finding *f = &r->items[i];
+		fprintf(stderr, "%s: %s %s: %s: %s\n", prog, nf_severity_name(f->severity), f->code,
+			f->where ? f->where : "", f->evidence ? f->evidence : "");
+	}
+}
+
+static int exit_for(int rc)
+{
+	if (rc == 0)
+		return EXIT_OK;
+	if (rc == -EINVAL || rc == -EOVERFLOW)
+		return EXIT_INPUT;
+	return EXIT_OPERATIONAL;
+}
+
+static int write_and_report(const char *out, json_t *dir, const struct nf_write_object *objs, size_t n,
+			    uint64_t limit, bool allow_unknown, bool quiet)
+{
+	struct progress pg = {.enabled = !quiet && isatty(STDERR_FILENO), .last_pct = -1};
+	clock_gettime(CLOCK_MONOTONIC, &pg.start);
+	struct nf_write_opts opts = {.max_file_bytes = limit, .allow_unknown = allow_unknown,
+				     .progress = on_progress, .progress_arg = &pg,
+				     .cancel = &stop_requested};
+	struct nf_report rep;
+	nf_report_init(&rep);
+	int rc = nf_write_artifact(out, dir, objs, n, &opts, &rep);
+	if (pg.shown && rc)
+		fputc('\n', stderr);
+	print_findings(&rep);
+	nf_report_free(&rep);
+	if (rc)
+		fprintf(stderr, "%s: %s: not written (%s)\n", prog, out, strerror(-rc));
+	return exit_for(rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* create */
+
+static int cmd_create(const char *manifest, const char *out, uint64_t limit, bool quiet)
+{
+	json_error_t err;
+	json_t *m = json_load_file(manifest, JSON_REJECT_DUPLICATES, &err);
+	if (!m) {
+		struct stat st;
+		bool missing = stat(manifest, &st) != 0;
+		fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, manifest, err.line, err.column, err.text);
+		return missing ? EXIT_OPERATIONAL : EXIT_INPUT;
+	}
+	int status = EXIT_INPUT;
+	json_t *dir = json_object(), *records = json_array();
+	struct nf_write_object *objs = NULL;
+	char **paths = NULL;
+	size_t n = 0;
+	char *mcopy = strdup(manifest);
+	const char *mdir = mcopy ? dirname(mcopy) : ".";
+	if (!json_is_object(m)) {
+		fprintf(stderr, "%s: %s: the manifest is not a JSON object\n", prog, manifest);
+		goto out;
+	}
+	const char *key;
+	json_t *val;
+	json_object_foreach(m, key, val) {
+		if (strcmp(key, "objects") == 0)
+			continue;
+		if (strcmp(key, "components") && strcmp(key, "bindings") && strcmp(key, "uses") &&
+		    strcmp(key, "metadata") && strcmp(key, "provenance")) {
+			fprintf(stderr, "%s: %s: unknown manifest member \"%s\"\n", prog, manifest, key);
+			goto out;
+		}
+		json_object_set(dir, key, val);
+	}
+	json_t *arr = json_object_get(m, "objects");
+	if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		fprintf(stderr, "%s: %s: \"objects\" must be a non-empty array\n", prog, manifest);
+		goto out;
+	}
+	n = json_array_size(arr);
+	objs = calloc(n, sizeof *objs);
+	paths = calloc(n, sizeof *paths);
+	if (!objs || !paths) {
+		status = EXIT_OPERATIONAL;
+		goto out;
+	}
+	size_t i;
+	json_array_foreach(arr, i, val) {
+		const char *id = json_string_value(json_object_get(val, "id"));
+		const char *src = json_string_value(json_object_get(val, "source"));
+		if (!json_is_object(val) || !src || !*src) {
+			fprintf(stderr, "%s: %s: objects[%zu] %s: needs a \"source\" path\n", prog, manifest, i,
+				id ? id : "");
+			goto out;
+		}
+		json_t *rec = json_object();
+		json_t *v;
+		json_object_foreach(val, key, v) {
+			if (strcmp(key, "source") && strcmp(key, "source_offset") && strcmp(key, "bytes"))
+				json_object_set(rec, key, v);
+		}
+		json_array_append_new(records, rec);
+		objs[i].record = rec;
+		objs[i].source = NF_SRC_FILE;
+		if (src[0] == '/') {
+			paths[i] = strdup(src);
+		} else if (asprintf(&paths[i], "%s/%s", mdir, src) < 0) {
+			paths[i] = NULL;
+		}
+		if (!paths[i]) {
+			status = EXIT_OPERATIONAL;
+			goto out;
+		}
+		objs[i].path = paths[i];
+		json_t *so = json_object_get(val, "source_offset"), *by = json_object_get(val, "bytes");
+		if ((so && (!json_is_integer(so) || json_integer_value(so) < 0)) ||
+		    (by && (!json_is_integer(by) || json_integer_value(by) <= 0))) {
+			fprintf(stderr, "%s: %s: objects[%zu] %s: source_offset and bytes must be non-negative "
+				"(bytes positive) integers\n", prog, manifest, i, id ? id : "");
+			goto out;
+		}
+		objs[i].src_offset = so ? (uint64_t)json_integer_value(so) : 0;
+		if (by) {
+			objs[i].bytes = (uint64_t)json_integer_value(by);
+		} else {
+			struct stat st;
+			if (stat(paths[i], &st) != 0) {
+				fprintf(stderr, "%s: %s: objects[%zu] %s: %s: %s\n", prog, manifest, i, id ? id : "",
+					paths[i], strerror(errno));
+				status = EXIT_OPERATIONAL;
+				goto out;
+			}
+			if ((uint64_t)st.st_size <= objs[i].src_offset) {
+				fprintf(stderr, "%s: %s: objects[%zu] %s: %s holds no bytes after source_offset\n",
+					prog, manifest, i, id ? id : "", paths[i]);
+				goto out;
+			}
+			objs[i].bytes = (uint64_t)st.st_size - objs[i].src_offset;
+		}
+	}
+	status = write_and_report(out, dir, objs, n, limit, false, quiet);
+out:
+	if (paths)
+		for (size_t k = 0; k < n; k++)
+			free(paths[k]);
+	free(paths);
+	free(objs);
+	free(mcopy);
+	json_decref(records);
+	json_decref(dir);
+	json_decref(m);
+	return status;
+}
+
+/* ------------------------------------------------------------------ */
+/* reshard */
+
+static int cmd_reshard(const char *in, const char *out, uint64_t limit, bool quiet)
+{
+	struct nf_report rep;
+	struct nf_artifact *a = NULL;
+	nf_report_init(&rep);
+	int rc = nf_artifact_open(in, &rep, &a);
+	if (rc == 0 && a)
+		nf_artifact_check_files(a, &rep);
+	if (rc < 0 || !a || nf_report_count(&rep, NF_SEV_ERROR, -1) > 0 ||
+	    nf_report_count(&rep, NF_SEV_WARNING, NF_SCOPE_FILE) > 0) {
+		print_findings(&rep);
+		fprintf(stderr, "%s: %s: cannot be resharded as it is\n", prog, in);
+		/* a damaged directory or object is bad input; a missing or
+		 * unreadable file is an operational failure */
+		int st = (nf_report_count(&rep, NF_SEV_ERROR, NF_SCOPE_DIRECTORY) ||
+			  nf_report_count(&rep, NF_SEV_ERROR, NF_SCOPE_OBJECT))
+				 ? EXIT_INPUT
+				 : EXIT_OPERATIONAL;
+		nf_report_free(&rep);
+		if (a)
+			nf_artifact_close(a);
+		return st;
+	}
+	nf_report_free(&rep);
+
+	int status = EXIT_INPUT;
+	json_error_t err;
+	json_t *root = json_loadb(a->json_text, (size_t)a->json_bytes, 0, &err);
+	json_t *dir = json_object();
+	struct nf_write_object *objs = NULL;
+	json_t *arr = root ? json_object_get(root, "objects") : NULL;
+	size_t n = arr ? json_array_size(arr) : 0;
+	if (!root || !dir || n != a->nobjects) {
+		fprintf(stderr, "%s: %s: cannot re-read the directory: %s\n", prog, in,
+			root ? "object count differs" : err.text);
+		goto out;
+	}
+	static const char *const keep[] = {"components", "bindings", "uses", "metadata", "provenance", NULL};
+	for (size_t k = 0; keep[k]; k++) {
+		json_t *v = json_object_get(root, keep[k]);
+		if (v)
+			json_object_set(dir, keep[k], v);
+	}
+	objs = calloc(n, sizeof *objs);
+	if (!objs) {
+		status = EXIT_OPERATIONAL;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *rec = json_array_get(arr, i);
+		json_object_del(rec, "offset");
+		json_object_del(rec, "bytes");
+		objs[i].record = rec;
+		objs[i].source = NF_SRC_ARTIFACT;
+		objs[i].artifact = a;
+		objs[i].src_offset = a->objects[i].offset;
+		objs[i].bytes = a->objects[i].bytes;
+	}
+	/* unknown formats are copied as they are */
+	status = write_and_report(out, dir, objs, n, limit, true, quiet);
+out:
+	free(objs);
+	json_decref(dir);
+	json_decref(root);
+	nf_artifact_close(a);
+	return status;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int cmd_sample(const char *out, uint64_t limit, bool limit_given, bool quiet)
+{
+	struct nf_sample s;
+	int rc = nf_sample_build(&s);
+	if (rc) {
+		fprintf(stderr, "%s: cannot build the sample: %s\n", prog, strerror(-rc));
+		return EXIT_OPERATIONAL;
+	}
+	int status = write_and_report(out, s.directory, s.objects, s.nobjects,
+				      limit_given ? limit : s.default_max_file_bytes, false, quiet);
+	nf_sample_free(&s);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"manifest", required_argument, NULL, 'm'},
+		{"max-file-bytes", required_argument, NULL, 's'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	/* the reader keeps every file of a set open: let sets with many parts
+	 * use the whole hard limit of descriptors */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	const char *manifest = NULL;
+	uint64_t limit = 0;
+	bool limit_given = false, quiet = false;
+	int c;
+	/* permute so options may follow the operands */
+	while ((c = getopt_long(argc, argv, "m:s:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			manifest = optarg;
+			break;
+		case 's':
+			if (parse_size(optarg, &limit)) {
+				fprintf(stderr, "%s: --max-file-bytes: \"%s\" is not a size\n", prog, optarg);
+				return EXIT_USAGE;
+			}
+			limit_given = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("ninfer-pack %s\n", NF_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	int nargs = argc - optind;
+	char **args = argv + optind;
+	if (nargs < 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = args[0];
+	if (strcmp(cmd, "create") == 0) {
+		if (nargs != 2 || !manifest) {
+			fprintf(stderr, "%s: create needs --manifest M.json and one OUT.ninfer\n", prog);
+			return EXIT_USAGE;
+		}
+		return cmd_create(manifest, args[1], limit, quiet);
+	}
+	if (manifest) {
+		fprintf(stderr, "%s: --manifest belongs to create\n", prog);
+		return EXIT_USAGE;
+	}
+	if (strcmp(cmd, "reshard") == 0) {
+		if (nargs != 3) {
+			fprintf(stderr, "%s: reshard needs IN.ninfer and OUT.ninfer\n", prog);
+			return EXIT_USAGE;
+		}
+		return cmd_reshard(args[1], args[2], limit, quiet);
+	}
+	if (strcmp(cmd, "sample") == 0) {
+		if (nargs != 2) {
+			fprintf(stderr, "%s: sample needs one OUT.ninfer\n", prog);
+			return EXIT_USAGE;
+		}
+		return cmd_sample(args[1], limit, limit_given, quiet);
+	}
+	fprintf(stderr, "%s: unknown command \"%s\"\n", prog, cmd);
+	usage(stderr);
+	return EXIT_USAGE;
+}
