@@ -45,6 +45,8 @@ struct nf_object {
 	enum nf_codec_status codec_status;
 	bool size_ok;
 	struct nf_geometry geom;
+	uint32_t index;        /* its index in the stored objects array (for messages;
+				  differs from the model index when records were left out) */
 };
 
 /* One Part (seed §7.1): elements [begin, end) of a tensor object. */
@@ -154,7 +156,9 @@ int64_t nf_binding_find(const struct nf_artifact *a, const char *name);
 int nf_file_open(struct nf_artifact *a, uint32_t i);
 enum nf_file_status nf_file_status(const struct nf_artifact *a, uint32_t i, const char **reason);
 /* Open every file and add a finding per missing (warning, FILE_MISSING) or
- * bad (error, FILE_BAD_*) file. */
+ * bad (error, FILE_BAD_*, FILE_UNREADABLE) file.  Call it once per report:
+ * a second call adds the same findings again.  Parts whose path broke seed
+ * §3.3 are already directory errors and get no second finding. */
 void nf_artifact_check_files(struct nf_artifact *a, struct nf_report *report);
 
 /* The range map (seed §2.2, §11.2): the only code that knows how files
@@ -171,6 +175,19 @@ struct nf_segment {
 };
 ssize_t nf_range_map(const struct nf_artifact *a, uint64_t offset, uint64_t length,
 		     struct nf_segment *segs, size_t max);
+
+/* Deep check (ninfer-check --deep): reads every payload byte of every
+ * present file once, through the range map, and reports as warnings:
+ * non-zero bytes in the entry's alignment gap after the JSON, in a part's
+ * header padding [32, 4096), and between or after objects (seed §3, §5.3);
+ * and, per tensor object whose codec is known and size right, the first
+ * violation of nf_check_invariants() (code from the codec).  A read
+ * failure of a present file is a file error (DEEP_READ_FAILED).  Call
+ * nf_artifact_check_files() first.  `progress` (may be NULL) gets the
+ * bytes done and the total.  Returns 0, or -ENOMEM. */
+int nf_artifact_check_deep(struct nf_artifact *a, struct nf_report *report,
+			   void (*progress)(void *arg, uint64_t done, uint64_t total),
+			   void *progress_arg);
 
 /* The validation report document of contract §4, as a NUL-terminated
  * malloc'd JSON string (pretty, newline-terminated).  `a` may be NULL when

@@ -1,0 +1,338 @@
+/* reader/json_scan.c — integers jansson cannot hold.
+ *
+ * Seed §1 makes sizes U64 (up to 2^64-1), but jansson's json_int_t is
+ * int64 and jansson refuses the whole document when one integer literal
+ * does not fit ("too big integer").  That would turn one bad field into a
+ * useless "invalid JSON", and would refuse big integers that are legal in
+ * the open objects (config, metadata, provenance).  So before parsing, a
+ * small tokenizer finds such literals, remembers their JSON pointer, and
+ * rewrites them as binary64 reals; after parsing the pointer finds the
+ * node, and the field that holds it reports it by identity (json_fields.c).
+ * The tokenizer only has to be right on valid JSON: on anything else it
+ * gives up and lets jansson report the syntax error. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+#define MAX_DEPTH 4096  /* jansson stops at 2048 */
+
+struct frame {
+	bool object;
+	uint64_t index;           /* array: current element */
+	const char *key;          /* object: raw key token, quotes included */
+	size_t key_len;
+};
+
+struct growbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void gb_add(struct growbuf *g, const char *s, size_t n)
+{
+	if (g->oom)
+		return;
+	if (g->len + n + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap : 256;
+		while (cap < g->len + n + 1)
+			cap *= 2;
+		char *q = realloc(g->p, cap);
+		if (!q) {
+			g->oom = true;
+			return;
+		}
+		g->p = q;
+		g->cap = cap;
+	}
+	memcpy(g->p + g->len, s, n);
+	g->len += n;
+	g->p[g->len] = '\0';
+}
+
+/* Decode a raw key token with jansson itself (escapes, surrogates). */
+static char *decode_key(const char *tok, size_t len)
+{
+	json_error_t e;
+	json_t *s = json_loadb(tok, len, JSON_DECODE_ANY, &e);
+	char *out = NULL;
+	if (json_is_string(s))
+		out = strdup(json_string_value(s));
+	json_decref(s);
+	return out;
+}
+
+static char *pointer_of(const struct frame *st, size_t depth, bool *open)
+{
+	struct growbuf g = {0};
+	char *k0 = NULL, *k2 = NULL;
+	for (size_t i = 0; i < depth; i++) {
+		gb_add(&g, "/", 1);
+		if (!st[i].object) {
+			char num[24];
+			int n = snprintf(num, sizeof num, "%" PRIu64, st[i].index);
+			gb_add(&g, num, (size_t)n);
+			continue;
+		}
+		char *key = decode_key(st[i].key, st[i].key_len);
+		if (!key) {
+			g.oom = true;
+			break;
+		}
+		for (const char *c = key; *c; c++) {
+			if (*c == '~')
+				gb_add(&g, "~0", 2);
+			else if (*c == '/')
+				gb_add(&g, "~1", 2);
+			else
+				gb_add(&g, c, 1);
+		}
+		if (i == 0)
+			k0 = key;
+		else if (i == 2)
+			k2 = key;
+		else
+			free(key);
+	}
+	/* Open objects (seed §1, §4.2, §10): metadata, provenance and a
+	 * component's config. */
+	*open = k0 && (!strcmp(k0, "metadata") || !strcmp(k0, "provenance") ||
+		       (!strcmp(k0, "components") && depth >= 3 && st[1].object && k2 &&
+			!strcmp(k2, "config")));
+	free(k0);
+	free(k2);
+	if (g.oom) {
+		free(g.p);
+		return NULL;
+	}
+	if (!g.p)
+		return strdup("");
+	return g.p;
+}
+
+/* Does the integer literal [s, s+n) fit int64? */
+static bool fits_int64(const char *s, size_t n)
+{
+	bool neg = s[0] == '-';
+	size_t digits = n - neg;
+	if (digits < 19)
+		return true;
+	if (digits > 19)
+		return false;
+	const char *lim = neg ? "9223372036854775808" : "9223372036854775807";
+	return memcmp(s + neg, lim, 19) <= 0;
+}
+
+static bool push_big(struct nf_bigints *bi, const char *lit, size_t n, char *pointer, bool open)
+{
+	struct nf_bigint *items = realloc(bi->items, (bi->count + 1) * sizeof *items);
+	char *l = strndup(lit, n);
+	if (!items || !l) {
+		if (items)
+			bi->items = items;
+		free(l);
+		free(pointer);
+		return false;
+	}
+	bi->items = items;
+	items[bi->count++] = (struct nf_bigint){.literal = l, .pointer = pointer, .open = open};
+	return true;
+}
+
+char *nf_json_rewrite_bigints(const char *text, size_t len, size_t *out_len,
+			      struct nf_bigints *bi, int *err)
+{
+	*err = 0;
+	bi->items = NULL;
+	bi->count = 0;
+	struct frame *st = malloc(MAX_DEPTH * sizeof *st);
+	if (!st) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	struct growbuf out = {0};
+	size_t depth = 0, copied = 0, i = 0;
+	bool expect_key = false, ok = true;
+	while (i < len && ok) {
+		char c = text[i];
+		switch (c) {
+		case ' ': case '\t': case '\n': case '\r': case ':':
+			i++;
+			break;
+		case '{': case '[':
+			if (depth == MAX_DEPTH) {
+				ok = false;
+				break;
+			}
+			st[depth++] = (struct frame){.object = c == '{'};
+			expect_key = c == '{';
+			i++;
+			break;
+		case '}': case ']':
+			if (depth == 0) {
+				ok = false;
+				break;
+			}
+			depth--;
+			expect_key = false;
+			i++;
+			break;
+		case ',':
+			if (depth == 0) {
+				ok = false;
+				break;
+			}
+			if (st[depth - 1].object)
+				expect_key = true;
+			else
+				st[depth - 1].index++;
+			i++;
+			break;
+		case '"': {
+			size_t j = i + 1;
+			while (j < len && text[j] != '"')
+				j += text[j] == '\\' ? 2 : 1;
+			if (j >= len) {
+				ok = false;
+				break;
+			}
+			if (expect_key && depth) {
+				st[depth - 1].key = text + i;
+				st[depth - 1].key_len = j + 1 - i;
+				expect_key = false;
+			}
+			i = j + 1;
+			break;
+		}
+		default:
+			if (c == '-' || (c >= '0' && c <= '9')) {
+				size_t j = i;
+				bool integer = true;
+				while (j < len && strchr("+-0123456789.eE", text[j]) && text[j]) {
+					if (text[j] == '.' || text[j] == 'e' || text[j] == 'E')
+						integer = false;
+					j++;
+				}
+				if (integer && j - i > (text[i] == '-') && !fits_int64(text + i, j - i)) {
+					bool open = false;
+					char *ptr = pointer_of(st, depth, &open);
+					char *lit = strndup(text + i, j - i);
+					if (!ptr || !lit || !push_big(bi, text + i, j - i, ptr, open)) {
+						free(lit);
+						*err = -ENOMEM;
+						ok = false;
+						break;
+					}
+					double d = strtod(lit, NULL);
+					free(lit);
+					if (isinf(d))
+						d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
+					char real[40];
+					int n = snprintf(real, sizeof real, "%.17e", d);
+					gb_add(&out, text + copied, i - copied);
+					gb_add(&out, real, (size_t)n);
+					copied = j;
+				}
+				i = j;
+			} else if (c >= 'a' && c <= 'z') {
+				while (i < len && text[i] >= 'a' && text[i] <= 'z')
+					i++;
+			} else {
+				ok = false;
+			}
+		}
+	}
+	free(st);
+	if (*err || out.oom) {
+		free(out.p);
+		nf_bigints_free(bi);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (bi->count == 0) {
+		free(out.p);
+		return NULL;
+	}
+	gb_add(&out, text + copied, len - copied);
+	if (out.oom) {
+		free(out.p);
+		nf_bigints_free(bi);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*out_len = out.len;
+	return out.p;
+}
+
+static json_t *resolve(json_t *root, const char *pointer)
+{
+	json_t *v = root;
+	const char *p = pointer;
+	while (v && *p == '/') {
+		p++;
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char *tok = malloc(n + 1);
+		if (!tok)
+			return NULL;
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (p[i] == '~' && i + 1 < n) {
+				tok[k++] = p[i + 1] == '1' ? '/' : '~';
+				i++;
+			} else {
+				tok[k++] = p[i];
+			}
+		}
+		tok[k] = '\0';
+		if (json_is_object(v))
+			v = json_object_get(v, tok);
+		else if (json_is_array(v))
+			v = json_array_get(v, (size_t)strtoull(tok, NULL, 10));
+		else
+			v = NULL;
+		free(tok);
+		p += n;
+	}
+	return v;
+}
+
+static int cmp_node(const void *x, const void *y)
+{
+	uintptr_t a = (uintptr_t)((const struct nf_bigint *)x)->node;
+	uintptr_t b = (uintptr_t)((const struct nf_bigint *)y)->node;
+	return (a > b) - (a < b);
+}
+
+void nf_json_resolve_bigints(struct nf_bigints *bi, json_t *root)
+{
+	for (size_t i = 0; i < bi->count; i++)
+		bi->items[i].node = resolve(root, bi->items[i].pointer);
+	/* Sorted by node for nf_bigint_of(); many such literals stay cheap. */
+	if (bi->count)
+		qsort(bi->items, bi->count, sizeof *bi->items, cmp_node);
+}
+
+void nf_bigints_free(struct nf_bigints *bi)
+{
+	for (size_t i = 0; i < bi->count; i++) {
+		free(bi->items[i].literal);
+		free(bi->items[i].pointer);
+	}
+	free(bi->items);
+	bi->items = NULL;
+	bi->count = 0;
+}
+
+const struct nf_bigint *nf_bigint_of(const struct nf_bigints *bi, const json_t *v)
+{
+	if (!v || bi->count == 0)
+		return NULL;
+	struct nf_bigint key = {.node = (json_t *)v};
+	return bsearch(&key, bi->items, bi->count, sizeof key, cmp_node);
+}

@@ -1,0 +1,200 @@
+/* reader/report_json.c — the validation report (contract §4) as JSON and
+ * as text, and files.json (contract §2). */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nf_version.h"
+#include "reader/internal.h"
+
+/* JSON integers are int64 in jansson; a U64 above that (only possible in
+ * a broken artifact) is written as a real rather than wrapped. */
+static json_t *u64_json(uint64_t v)
+{
+	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
+/* A JSON string of arbitrary bytes: paths and argv need not be UTF-8;
+ * an invalid byte becomes U+FFFD so the document stays valid JSON. */
+static json_t *text(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *v = json_string(s);
+	if (v)
+		return v;
+	size_t n = strlen(s), k = 0;
+	char *out = malloc(3 * n + 1);
+	if (!out)
+		return NULL;
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t len = p[i] < 0x80 ? 1 : (p[i] >> 5) == 6 ? 2 : (p[i] >> 4) == 14 ? 3
+			     : (p[i] >> 3) == 30 ? 4 : 0;
+		bool ok = len > 0 && i + len <= n;
+		for (size_t j = 1; ok && j < len; j++)
+			ok = (p[i + j] & 0xc0) == 0x80;
+		if (ok) {
+			json_t *probe = json_stringn((const char *)p + i, len);
+			ok = probe != NULL; /* rejects overlongs and surrogates */
+			json_decref(probe);
+		}
+		if (ok) {
+			memcpy(out + k, p + i, len);
+			k += len;
+			i += len;
+		} else {
+			memcpy(out + k, "ï¿½", 3);
+			k += 3;
+			i++;
+		}
+	}
+	v = json_stringn(out, k);
+	free(out);
+	return v;
+}
+
+static int put(json_t *obj, const char *key, json_t *v)
+{
+	return json_object_set_new(obj, key, v ? v : json_null());
+}
+
+static char *dump_pretty(json_t *doc)
+{
+	char *s = json_dumps(doc, JSON_INDENT(2));
+	json_decref(doc);
+	if (!s)
+		return NULL;
+	size_t n = strlen(s);
+	char *out = realloc(s, n + 2);
+	if (!out) {
+		free(s);
+		return NULL;
+	}
+	out[n] = '\n';
+	out[n + 1] = '\0';
+	return out;
+}
+
+char *nf_report_to_json(const struct nf_report *r, const struct nf_artifact *a,
+			const char *entry_path, const char *tool, int argc, char *const *argv)
+{
+	json_t *doc = json_object();
+	json_t *t = json_object();
+	json_t *args = json_array();
+	json_t *art = json_object();
+	json_t *comps = json_array();
+	json_t *findings = json_array();
+	if (!doc || !t || !args || !art || !comps || !findings) {
+		json_decref(doc);
+		json_decref(t);
+		json_decref(args);
+		json_decref(art);
+		json_decref(comps);
+		json_decref(findings);
+		return NULL;
+	}
+	put(doc, "schema", json_string("ninferfs-validation/v1"));
+	put(t, "name", json_string(tool ? tool : "ninfer-check"));
+	put(t, "version", json_string(NF_VERSION));
+	for (int i = 0; i < argc && argv; i++)
+		json_array_append_new(args, text(argv[i]));
+	put(t, "argv", args);
+	put(t, "exit_status", json_integer(nf_report_exit_status(r)));
+	put(doc, "tool", t);
+
+	const char *entry = entry_path ? entry_path : (a ? a->entry_path : NULL);
+	put(art, "entry", text(entry));
+	put(art, "artifact_id", a ? json_string(a->artifact_id_hex) : json_null());
+	put(art, "files", json_integer(a ? a->nfiles : 0));
+	put(art, "payload_bytes", u64_json(a ? a->payload_bytes : 0));
+	put(art, "objects", json_integer(a ? a->nobjects : 0));
+	put(art, "bindings", json_integer(a ? a->nbindings : 0));
+	put(art, "uses", json_integer(a ? a->nuses : 0));
+	for (uint32_t i = 0; a && i < a->ncomponents; i++)
+		json_array_append_new(comps, text(a->components[i].id));
+	put(art, "components", comps);
+	put(doc, "artifact", art);
+
+	for (size_t i = 0; i < r->count; i++) {
+		const struct nf_finding *f = &r->items[i];
+		json_t *o = json_object();
+		if (!o)
+			break;
+		put(o, "severity", json_string(nf_severity_name(f->severity)));
+		put(o, "scope", json_string(nf_scope_name(f->scope)));
+		put(o, "code", json_string(f->code));
+		/* where/evidence quote JSON strings (valid UTF-8) but also
+		 * file names and raw header bytes. */
+		put(o, "where", text(f->where));
+		put(o, "evidence", text(f->evidence));
+		json_array_append_new(findings, o);
+	}
+	put(doc, "findings", findings);
+	put(doc, "verdict", json_string(nf_report_verdict(r)));
+	return dump_pretty(doc);
+}
+
+void nf_report_print_text(FILE *out, const struct nf_report *r, const struct nf_artifact *a,
+			  const char *entry_path)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		const struct nf_finding *f = &r->items[i];
+		fprintf(out, "%-7s %s  %s: %s\n", nf_severity_name(f->severity), f->code, f->where,
+			f->evidence);
+	}
+	if (r->oom)
+		fprintf(out, "error   OUT_OF_MEMORY  report: some findings could not be recorded\n");
+	const char *entry = entry_path ? entry_path : (a ? a->entry_path : "?");
+	size_t errors = nf_report_count(r, NF_SEV_ERROR, -1);
+	size_t warnings = nf_report_count(r, NF_SEV_WARNING, -1);
+	if (a)
+		fprintf(out, "%s: artifact %s, %" PRIu32 " file%s, %" PRIu64 " payload bytes, %" PRIu32
+			" objects, %" PRIu32 " bindings, %" PRIu32 " uses, %" PRIu32
+			" components; %zu error%s, %zu warning%s: %s\n", entry, a->artifact_id_hex,
+			a->nfiles, a->nfiles == 1 ? "" : "s", a->payload_bytes, a->nobjects,
+			a->nbindings, a->nuses, a->ncomponents, errors, errors == 1 ? "" : "s",
+			warnings, warnings == 1 ? "" : "s", nf_report_verdict(r));
+	else
+		fprintf(out, "%s: not readable as an artifact; %zu error%s, %zu warning%s: %s\n", entry,
+			errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s",
+			nf_report_verdict(r));
+}
+
+static const char *status_name(enum nf_file_status s)
+{
+	switch (s) {
+	case NF_FILE_PRESENT: return "present";
+	case NF_FILE_MISSING: return "missing";
+	case NF_FILE_BAD: return "bad";
+	case NF_FILE_UNCHECKED: return "unchecked";
+	}
+	return "unchecked";
+}
+
+char *nf_files_json(const struct nf_artifact *a)
+{
+	json_t *arr = json_array();
+	if (!arr)
+		return NULL;
+	for (uint32_t i = 0; a && i < a->nfiles; i++) {
+		const struct nf_file *f = &a->files[i];
+		json_t *o = json_object();
+		if (!o)
+			break;
+		const char *reason = NULL;
+		enum nf_file_status s = nf_file_status(a, i, &reason);
+		put(o, "index", json_integer(i));
+		put(o, "path", text(f->path));
+		put(o, "payload_begin", u64_json(f->logical_start));
+		put(o, "payload_end", u64_json(f->logical_start + f->payload_bytes));
+		put(o, "data_offset", u64_json(f->data_offset));
+		put(o, "file_bytes", u64_json(f->file_bytes));
+		put(o, "status", json_string(status_name(s)));
+		if ((s == NF_FILE_BAD || s == NF_FILE_MISSING) && reason)
+			put(o, "reason", text(reason));
+		json_array_append_new(arr, o);
+	}
+	return dump_pretty(arr);
+}
