@@ -108,7 +108,12 @@ unsigned nf_dtype_size(enum nf_dtype d);          /* 4, 2, 2, 4 */
 const char *nf_codec_status_str(enum nf_codec_status s); /* one short sentence */
 
 /* Interpret a tensor record.  On success fills *g and returns NF_CODEC_OK.
- * `format`/`layout` are the names as stored. */
+ * `format`/`layout` are the names as stored.  `divisors` is the JSON value
+ * (1 when absent); 0 is NF_CODEC_BAD_DIVISORS for nvfp4 and
+ * NF_CODEC_DIVISORS_NOT_ALLOWED elsewhere.  Resources: layout
+ * "raw_bytes_v1" with format NULL or "", rank 1 and shape[0] = bytes (>= 1)
+ * gives one plane "data" (they have no decode).  On failure *g is only
+ * partially filled and must not be used. */
 enum nf_codec_status nf_geometry_init(struct nf_geometry *g, const char *format,
 				      const char *layout, uint32_t rank,
 				      const uint64_t *shape, uint64_t divisors);
@@ -121,6 +126,9 @@ enum nf_dtype nf_geometry_output_dtype(const struct nf_geometry *g, enum nf_dtyp
  * rows [r0, r0+count) in each plane, in plane order; returns how many
  * spans were written (<= NF_MAX_PLANES), or 0 when the layout has no
  * row view (contiguous, or nvfp4 rows not on 128-row tiles).
+ * nvfp4 (codecs §3.6): only when r0 and count are multiples of 128 and the
+ * rows lie inside one divisor share; then three spans (codes, the tile-rows'
+ * scales, that share's 4-byte divisor) and the standalone object has D = 1.
  * nf_rows_geometry() gives the geometry of a standalone object holding
  * `rows` rows of the parent (same format/layout/K, N = rows); the bytes of
  * such an object are the parent's row spans placed at the sub-geometry's
@@ -143,14 +151,21 @@ unsigned nf_decode_spans(const struct nf_geometry *g, uint64_t begin, uint64_t e
 			 struct nf_span spans[NF_MAX_SPANS]);
 
 /* Decode [begin, end) into `out` as `dtype` (end - begin elements of
- * nf_dtype_size(dtype) bytes, little-endian).  dtype must be
+ * nf_dtype_size(dtype) bytes, little-endian; `out` and bufs[] need no
+ * particular alignment).  dtype must be
  * nf_geometry_output_dtype(g, dtype).  Returns 0, or -EINVAL for a
- * mismatched dtype or range. */
+ * mismatched dtype or range, or a layout without decode (raw_bytes_v1).
+ * bf16 objects asked for as bf16 are copied unchanged (NaN payloads kept);
+ * every other bf16/f16 output is the binary32 value rounded once (see
+ * nf_f32_to_bf16).  Thread-safe; allocates nothing (uses about 23 KiB of
+ * stack). */
 int nf_decode(const struct nf_geometry *g, uint64_t begin, uint64_t end,
 	      const uint8_t *const bufs[NF_MAX_SPANS], enum nf_dtype dtype, void *out);
 
 /* Output conversions from binary32 (codecs §0.1, §8.5): round to nearest
- * even, NaN stays NaN, overflow to infinity. */
+ * even, NaN stays NaN, overflow to infinity.  Subnormal results are kept.
+ * A NaN becomes a quiet NaN with the same sign and top payload bits
+ * (bf16: high half | 0x0040; f16: 0x7E00 | fraction >> 13). */
 void nf_f32_to_bf16(const float *in, uint16_t *out, size_t n);
 void nf_f32_to_f16(const float *in, uint16_t *out, size_t n);
 
@@ -165,8 +180,10 @@ float nf_e2m1_to_f32(uint8_t code4);
  *
  * nf_encode_f32(): the canonical reference quantizer from logical values
  * (elements floats; for int32 objects the values are int32 bit patterns).
- * Returns 0 or -EINVAL (value not representable, e.g. NaN into a group
- * format). */
+ * Returns 0 or -EINVAL (value not representable, e.g. NaN/Inf into a
+ * scaled format, or a row_split scale beyond binary16); after -EINVAL `out`
+ * is partially written.  The quantization rules are documented at the top
+ * of codecs/quantize.c (nvfp4: divisors all 1.0).  Allocates nothing. */
 int nf_encode_f32(const struct nf_geometry *g, const float *values, uint8_t *out);
 
 /* nf_encode_codes(): exact packing from chosen codes and scales.
@@ -176,14 +193,21 @@ int nf_encode_f32(const struct nf_geometry *g, const float *values, uint8_t *out
  *   scales: uint16 binary16 per logical group (row_split: N*logical_groups,
  *           row-major), uint8 E4M3FN per 16-column group (nvfp4: N*K/16,
  *           row-major, swizzled by the encoder), uint16 bf16 per row (fp8).
- *   divisors: D binary32 values (nvfp4 only; NULL means all 1.0). */
+ *   divisors: D binary32 values (nvfp4 only; NULL means all 1.0).
+ * Any code the bit field can hold is packed, including the ones the
+ * contract calls illegal (t2 -2, q8 -128, fp8 0x7F/0xFF, nvfp4 scale bytes
+ * >= 0x7F), so tests can build objects for nf_check_invariants().  For
+ * contiguous objects only int32 is accepted (codes = the values); bf16 and
+ * fp32 return -EINVAL.  Returns 0 or -EINVAL (code out of its bit range). */
 int nf_encode_codes(const struct nf_geometry *g, const int32_t *codes, const void *scales,
 		    const float *divisors, uint8_t *out);
 
 /* Deep invariants (codecs §2.4, §2.5, §3.4, §4.2) of a whole encoded object
  * held in memory: zero plane gaps, canonical padding lanes and groups,
  * legal codes, finite scales, positive divisors.  Returns true when clean;
- * otherwise fills *v with the first violation. */
+ * otherwise fills *v (may be NULL) with the first violation.  The finding
+ * codes and the check order are listed at the top of codecs/invariants.c.
+ * Contiguous and raw objects are always clean. */
 struct nf_violation {
 	const char *code;   /* stable finding code, e.g. "CODEC_PADDING_NONZERO" */
 	uint64_t element;   /* first offending logical element, or byte offset */
