@@ -1,0 +1,485 @@
+/* fs/main.c — ninferfs: options, validation, mount, daemonize, serve.
+ *
+ *   ninferfs ENTRY MOUNTPOINT [-o opt,...] [-f] [-d] [-s]
+ *
+ * The artifact is opened and validated before anything is mounted; the
+ * tree is built once; only then is the mount made.  Without -f the process
+ * forks after the mount and the parent waits on a pipe until the child has
+ * answered a stat of the mountpoint, so the shell's exit status says
+ * whether the tree is there (see man ninferfs.1, EXIT STATUS). */
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "fs/context.h"
+#include "nf_version.h"
+
+enum { KEY_HELP, KEY_VERSION, KEY_FSNAME, KEY_SUBTYPE };
+
+#define NF_OPT(t, f, v) {t, offsetof(struct nf_options, f), v}
+
+static const struct fuse_opt opt_spec[] = {
+	NF_OPT("decoded_dtype=%s", decoded_dtype, 0),
+	NF_OPT("lenient", lenient, 1),
+	NF_OPT("uring_depth=%u", uring_depth, 0),
+	NF_OPT("threads=%u", threads, 0),
+	NF_OPT("uid=%u", uid, 0),
+	NF_OPT("uid=", has_uid, 1),
+	NF_OPT("gid=%u", gid, 0),
+	NF_OPT("gid=", has_gid, 1),
+	NF_OPT("umask=%o", umask, 0),
+	NF_OPT("umask=", has_umask, 1),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+	/* mount(8)/fstab words that are not mount options */
+	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_END,
+};
+
+
+static void usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+		"usage: %s ENTRY MOUNTPOINT [-o opt,...] [-f] [-d] [-s]\n"
+		"Mount the NInfer v3 artifact set whose entry file is ENTRY, read-only.\n\n"
+		"ninferfs options:\n"
+		"    -o decoded_dtype=f32|bf16|f16  element type of decoded/ views (f32)\n"
+		"    -o lenient             mount even with directory errors\n"
+		"    -o uring_depth=N       io_uring entries per worker thread (%u)\n"
+		"    -o threads=N           FUSE worker threads (%u)\n"
+		"    -o uid=N,gid=N         owner of every file (the caller's)\n"
+		"    -o umask=M             octal mask applied to 0444/0555 (0)\n"
+		"    -h, --help             this help\n"
+		"    -V, --version          version\n\n"
+		"exit status: 0 mounted, 4 directory errors (refused), 8 cannot read the\n"
+		"entry, 16 usage error, 32 mount failed.  See ninferfs(1), ninferfs(5).\n",
+		prog, NF_DEFAULT_URING_DEPTH, NF_DEFAULT_THREADS);
+}
+
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct nf_options *o = data;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_HELP:
+		o->show_help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = 1;
+		return 0;
+	case KEY_FSNAME:
+		o->has_fsname = 1;
+		return 1;
+	case KEY_SUBTYPE:
+		o->has_subtype = 1;
+		return 1;
+	case FUSE_OPT_KEY_OPT:
+		/* fstab x-* and comment= options belong to mount(8) */
+		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
+			return 0;
+		if (o->mount_helper && (!strcmp(arg, "-n") || !strcmp(arg, "-s") ||
+					    !strcmp(arg, "-v")))
+			return 0;
+		if (o->mount_helper && !strcmp(arg, "-f")) {
+			o->fake = 1;
+			return 0;
+		}
+		return 1;
+	case FUSE_OPT_KEY_NONOPT:
+		if (o->entry == NULL) {
+			o->entry = strdup(arg);
+			return 0;
+		}
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+/* fuse_opt splits -o values at ',' unless escaped with '\'. */
+static char *opt_escape(const char *s)
+{
+	char *out = malloc(2 * strlen(s) + 1), *o = out;
+
+	if (out == NULL)
+		return NULL;
+	for (; *s; s++) {
+		if (*s == ',' || *s == '\\')
+			*o++ = '\\';
+		*o++ = *s;
+	}
+	*o = '\0';
+	return out;
+}
+
+static int add_default_opts(struct fuse_args *args, const struct nf_options *o, const char *entry)
+{
+	char *abs = realpath(entry, NULL);
+	char *esc = opt_escape(abs ? abs : entry), *opt = NULL;
+	int rc = -1;
+
+	free(abs);
+	if (esc == NULL)
+		return -1;
+	if (asprintf(&opt, "-oro,default_permissions%s%s%s", o->has_subtype ? "" : ",subtype=ninferfs",
+		     o->has_fsname ? "" : ",fsname=", o->has_fsname ? "" : esc) >= 0)
+		rc = fuse_opt_add_arg(args, opt);
+	free(opt);
+	free(esc);
+	return rc;
+}
+
+static int check_options(struct nf_options *o, const char *prog)
+{
+	if (o->decoded_dtype == NULL || !strcmp(o->decoded_dtype, "f32"))
+		o->dtype = NF_DTYPE_F32;
+	else if (!strcmp(o->decoded_dtype, "bf16"))
+		o->dtype = NF_DTYPE_BF16;
+	else if (!strcmp(o->decoded_dtype, "f16"))
+		o->dtype = NF_DTYPE_F16;
+	else {
+		fprintf(stderr, "%s: decoded_dtype must be f32, bf16 or f16, not '%s'\n", prog,
+			o->decoded_dtype);
+		return -1;
+	}
+	if (o->uring_depth == 0)
+		o->uring_depth = NF_DEFAULT_URING_DEPTH;
+	if (o->threads == 0)
+		o->threads = NF_DEFAULT_THREADS;
+	if (o->uring_depth > 4096 || o->threads > 1024 || o->umask > 0777) {
+		fprintf(stderr, "%s: uring_depth must be 1..4096, threads 1..1024, umask 0..0777\n",
+			prog);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse argv; returns -1 to exit with `*status`, 0 to go on. */
+static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdline_opts *cmd,
+		      int *status)
+{
+	const char *prog = args->argv[0];
+	const char *base = strrchr(prog, '/');
+
+	fs->opt.mount_helper = strncmp(base ? base + 1 : prog, "mount.", 6) == 0;
+	*status = NF_EXIT_USAGE;
+	if (fuse_opt_parse(args, &fs->opt, opt_spec, opt_proc) != 0)
+		return -1;
+	if (fs->opt.show_help || fs->opt.show_version) {
+		if (fs->opt.show_help) {
+			usage(stdout, prog);
+			printf("\nFUSE options:\n");
+			fuse_cmdline_help();
+			fuse_lowlevel_help();
+		} else {
+			printf("ninferfs %s (libfuse %s)\n", NF_VERSION, fuse_pkgversion());
+		}
+		*status = NF_EXIT_OK;
+		return -1;
+	}
+	if (fuse_parse_cmdline(args, cmd) != 0)
+		return -1;
+	if (fs->opt.entry == NULL || cmd->mountpoint == NULL) {
+		usage(stderr, prog);
+		return -1;
+	}
+	if (check_options(&fs->opt, prog) < 0)
+		return -1;
+	if (add_default_opts(args, &fs->opt, fs->opt.entry) < 0)
+		return -1;
+	return 0;
+}
+
+/* Open and validate; returns an exit status (0: go on). */
+static int open_artifact(struct nf_fs *fs, int argc, char **argv)
+{
+	const char *entry = fs->opt.entry;
+	struct nf_report *r = &fs->report;
+	int rc;
+
+	rc = nf_artifact_open(entry, r, &fs->a);
+	if (rc < 0 || fs->a == NULL) {
+		nf_report_print_text(stderr, r, NULL, entry);
+		fprintf(stderr, "ninferfs: cannot read %s: %s\n", entry, strerror(rc < 0 ? -rc : EIO));
+		/* a header or JSON the reader rejects is a directory error */
+		return nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY) ? NF_EXIT_DIRECTORY
+									 : NF_EXIT_ENTRY;
+	}
+	nf_artifact_check_files(fs->a, r);
+	if (!fs->a->directory_ok && !fs->opt.lenient) {
+		nf_report_print_text(stderr, r, fs->a, entry);
+		fprintf(stderr, "ninferfs: %s has directory errors: not mounted (-o lenient mounts "
+				"what is consistent)\n", entry);
+		return NF_EXIT_DIRECTORY;
+	}
+	if (r->count > 0)
+		nf_report_print_text(stderr, r, fs->a, entry);
+	fs->validation_json = nf_report_to_json(r, fs->a, entry, "ninferfs", argc, argv);
+	fs->files_json = nf_files_json(fs->a);
+	if (fs->validation_json == NULL || fs->files_json == NULL) {
+		fprintf(stderr, "ninferfs: out of memory\n");
+		return NF_EXIT_ENTRY;
+	}
+	return 0;
+}
+
+/* Everything the daemon needs besides the session. */
+static int prepare(struct nf_fs *fs)
+{
+	char err[256] = "";
+	struct stat st;
+	int rc;
+
+	fs->fds = calloc(fs->a->nfiles, sizeof *fs->fds);
+	fs->files = calloc(fs->a->nfiles, sizeof *fs->files);
+	if (fs->fds == NULL || fs->files == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fs->a->nfiles; i++) {
+		int fd = nf_file_open(fs->a, i);
+		fs->fds[i] = fd >= 0 ? fd : -1;
+		if (__builtin_add_overflow(fs->set_bytes, fs->a->files[i].file_bytes, &fs->set_bytes))
+			fs->set_bytes = UINT64_MAX;
+	}
+	if (stat(fs->opt.entry, &st) == 0)
+		fs->mtime = st.st_mtim;
+	fs->uid = fs->opt.has_uid ? fs->opt.uid : getuid();
+	fs->gid = fs->opt.has_gid ? fs->opt.gid : getgid();
+	fs->umask = fs->opt.has_umask ? fs->opt.umask : 0;
+	rc = nf_safetensors_build(&fs->st, fs->a, fs->opt.dtype);
+	if (rc < 0) {
+		fprintf(stderr, "ninferfs: cannot build model.safetensors: %s\n", strerror(-rc));
+		return rc;
+	}
+	fs->has_st = true;
+	struct nf_tree_docs docs = {fs->validation_json, fs->files_json, fs->opt.dtype, &fs->st};
+	rc = nf_tree_build(&fs->tree, fs->a, &docs, err, sizeof err);
+	if (rc < 0)
+		fprintf(stderr, "ninferfs: cannot build the tree: %s\n", err);
+	return rc;
+}
+
+/* Root only: raise the FUSE bdi readahead so big sequential reads are not
+ * cut into 128 KiB requests.  Done after INIT (which may lower it). */
+static void raise_readahead(struct nf_fs *fs, dev_t dev)
+{
+	char path[96];
+	FILE *f;
+
+	if (geteuid() != 0)
+		return;
+	snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", major(dev), minor(dev));
+	f = fopen(path, "w");
+	if (f == NULL || fprintf(f, "%d\n", NF_READ_AHEAD_KB) < 0 || fclose(f) != 0) {
+		if (f == NULL)
+			nf_log(fs, LOG_INFO, "cannot raise readahead (%s): %s", path, strerror(errno));
+		else
+			nf_log(fs, LOG_INFO, "cannot raise readahead (%s)", path);
+	}
+}
+
+struct ready_arg {
+	struct nf_fs *fs;
+	char *mountpoint;
+	int notify_fd;   /* the waiting parent's pipe, or -1 */
+};
+
+/* Runs once the loop serves: a stat of the mountpoint proves the mount
+ * answers; then readahead; then the parent may exit 0. */
+static void *ready_thread(void *p)
+{
+	struct ready_arg *ra = p;
+	struct stat st;
+	unsigned char status = NF_EXIT_OK;
+
+	if (stat(ra->mountpoint, &st) != 0) {
+		nf_log(ra->fs, LOG_ERR, "mount of %s does not answer: %s", ra->mountpoint,
+		       strerror(errno));
+		status = NF_EXIT_MOUNT;
+	} else {
+		const struct nf_report *r = &ra->fs->report;
+		size_t errs = nf_report_count(r, NF_SEV_ERROR, -1);
+		size_t warns = nf_report_count(r, NF_SEV_WARNING, -1);
+
+		raise_readahead(ra->fs, st.st_dev);
+		if (errs || warns)
+			nf_log(ra->fs, errs ? LOG_ERR : LOG_WARNING,
+			       "%s mounted on %s with %zu errors and %zu warnings (see validation.json)",
+			       ra->fs->opt.entry, ra->mountpoint, errs, warns);
+	}
+	if (ra->notify_fd >= 0) {
+		if (write(ra->notify_fd, &status, 1) != 1)
+			status = NF_EXIT_MOUNT;
+		close(ra->notify_fd);
+	}
+	if (status != NF_EXIT_OK)
+		kill(getpid(), SIGTERM);
+	return NULL;
+}
+
+/* Fork: the parent waits for the child's verdict and exits with it. */
+static int daemonize(int *notify_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) != 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		unsigned char status;
+		close(p[1]);
+		_exit(read(p[0], &status, 1) == 1 ? status : NF_EXIT_MOUNT);
+	}
+	close(p[0]);
+	*notify_fd = p[1];
+	if (setsid() < 0 || chdir("/") != 0)
+		return -1;
+	int nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		if (nul > 2)
+			close(nul);
+	}
+	return 0;
+}
+
+static int serve(struct nf_fs *fs, struct fuse_session *se, const struct fuse_cmdline_opts *cmd)
+{
+	struct fuse_loop_config *cfg;
+	int rc;
+
+	if (cmd->singlethread)
+		return fuse_session_loop(se);
+	cfg = fuse_loop_cfg_create();
+	if (cfg == NULL)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd->clone_fd);
+	fuse_loop_cfg_set_max_threads(cfg, fs->opt.threads);
+	/* UINT_MAX (the default) means "never stop idle threads" */
+	if (cmd->max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
+	rc = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return rc;
+}
+
+static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdline_opts *cmd)
+{
+	struct fuse_session *se;
+	struct ready_arg ra = {.fs = fs, .notify_fd = -1};
+	pthread_t ready;
+	int status = NF_EXIT_MOUNT, rc;
+
+	ra.mountpoint = realpath(cmd->mountpoint, NULL);
+	se = fuse_session_new(args, nf_ops(), sizeof(struct fuse_lowlevel_ops), fs);
+	if (se == NULL || ra.mountpoint == NULL) {
+		if (ra.mountpoint == NULL)
+			fprintf(stderr, "ninferfs: %s: %s\n", cmd->mountpoint, strerror(errno));
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, ra.mountpoint) != 0)
+		goto out_se;
+	if (!cmd->foreground) {
+		if (daemonize(&ra.notify_fd) != 0)
+			goto out_unmount;
+		fs->foreground = false;
+	}
+	if (pthread_create(&ready, NULL, ready_thread, &ra) != 0)
+		goto out_unmount;
+	pthread_detach(ready);
+	rc = serve(fs, se, cmd);
+	/* libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP */
+	status = (rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP) ? NF_EXIT_OK
+									     : NF_EXIT_MOUNT;
+out_unmount:
+	fuse_session_unmount(se);
+out_se:
+	fuse_remove_signal_handlers(se);
+	fuse_session_destroy(se);
+out:
+	free(ra.mountpoint);
+	return status;
+}
+
+static void fs_free(struct nf_fs *fs)
+{
+	if (fs->key_made) {
+		nf_thread_free(pthread_getspecific(fs->thread_key));
+		pthread_key_delete(fs->thread_key);
+	}
+	nf_tree_free(&fs->tree);
+	if (fs->has_st)
+		nf_safetensors_free(&fs->st);
+	free(fs->fds);
+	free(fs->files);
+	free(fs->validation_json);
+	free(fs->files_json);
+	if (fs->a)
+		nf_artifact_close(fs->a);
+	nf_report_free(&fs->report);
+	free(fs->opt.entry);
+	free(fs->opt.decoded_dtype);
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cmd;
+	struct nf_fs fs;
+	int status;
+
+	memset(&fs, 0, sizeof fs);
+	memset(&cmd, 0, sizeof cmd);
+	fs.foreground = true;   /* stderr until daemonized */
+	nf_report_init(&fs.report);
+	if (parse_args(&fs, &args, &cmd, &status) < 0)
+		goto out;
+	if (fs.opt.fake) {
+		status = NF_EXIT_OK;
+		goto out;
+	}
+	if ((status = open_artifact(&fs, argc, argv)) != 0)
+		goto out;
+	status = NF_EXIT_ENTRY;
+	if (prepare(&fs) < 0)
+		goto out;
+	status = NF_EXIT_MOUNT;
+	if (pthread_key_create(&fs.thread_key, nf_thread_free) != 0)
+		goto out;
+	fs.key_made = true;
+	openlog("ninferfs", LOG_PID, LOG_DAEMON);
+	status = run_session(&fs, &args, &cmd);
+out:
+	fs_free(&fs);
+	free(cmd.mountpoint);
+	fuse_opt_free_args(&args);
+	return status;
+}

@@ -1,0 +1,470 @@
+/* fs/ops.c — the FUSE low-level operations.
+ *
+ * Lookups, getattr and readdir only read the immutable tree; reads go
+ * through the views (readpath.c); everything that would change the tree
+ * answers EROFS. */
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs/context.h"
+
+static struct nf_fs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* Node index of an inode number, or -1. */
+static int64_t node_of(const struct nf_fs *fs, fuse_ino_t ino)
+{
+	return (ino >= FUSE_ROOT_ID && ino <= fs->tree.nnodes) ? (int64_t)(ino - 1) : -1;
+}
+
+static void fill_stat(const struct nf_fs *fs, uint32_t idx, struct stat *st)
+{
+	const struct nf_node *n = &fs->tree.nodes[idx];
+
+	memset(st, 0, sizeof *st);
+	st->st_ino = (ino_t)idx + 1;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_atim = st->st_mtim = st->st_ctim = fs->mtime;
+	st->st_blksize = 4096;
+	if (n->is_dir) {
+		st->st_mode = S_IFDIR | (0555 & ~fs->umask);
+		st->st_nlink = 2 + n->nsubdirs;
+		return;
+	}
+	st->st_mode = S_IFREG | (0444 & ~fs->umask);
+	st->st_nlink = 1;
+	st->st_size = n->view.kind == NF_VIEW_STATS ? 0 : (off_t)n->view.size;
+	st->st_blocks = (blkcnt_t)((n->view.size + 511) / 512);
+}
+
+static double attr_timeout(const struct nf_node *n)
+{
+	return n->role == NF_ROLE_STATS ? 0.0 : NF_TIMEOUT;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* The kernel keeps the smaller of this and what it offered (128 KiB
+	 * by default); the bdi read_ahead_kb is raised after INIT (main.c). */
+	conn->max_readahead = NF_READ_AHEAD_KB * 1024u;
+	/* Readahead requests are background requests: let the kernel keep
+	 * enough of them in flight for every worker thread. */
+	conn->max_background = 64;
+	conn->congestion_threshold = 48;
+	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t p = node_of(fs, parent), c;
+	struct fuse_entry_param e;
+
+	if (p < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	if (!fs->tree.nodes[p].is_dir)
+		return (void)fuse_reply_err(req, ENOTDIR);
+	c = nf_tree_lookup(&fs->tree, (uint32_t)p, name, strlen(name));
+	if (c < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	memset(&e, 0, sizeof e);
+	e.ino = (fuse_ino_t)c + 1;
+	e.generation = 1;
+	fill_stat(fs, (uint32_t)c, &e.attr);
+	e.attr_timeout = attr_timeout(&fs->tree.nodes[c]);
+	e.entry_timeout = NF_TIMEOUT;
+	fuse_reply_entry(req, &e);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+	struct stat st;
+
+	(void)fi;
+	if (n < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	fill_stat(fs, (uint32_t)n, &st);
+	fuse_reply_attr(req, &st, attr_timeout(&fs->tree.nodes[n]));
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+
+	if (n < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	if (!fs->tree.nodes[n].is_dir)
+		return (void)fuse_reply_err(req, ENOTDIR);
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+/* One directory entry at position i (0 ".", 1 "..", 2+k child k) into
+ * buf; returns the bytes it needs (more than `room` when it did not fit). */
+static size_t add_entry(fuse_req_t req, const struct nf_fs *fs, const struct nf_node *d,
+			uint32_t dir, uint64_t i, char *buf, size_t room, bool plus)
+{
+	struct fuse_entry_param e;
+	const char *name;
+	uint32_t idx;
+
+	if (i < 2) {
+		idx = i == 0 ? dir : d->parent;
+		name = i == 0 ? "." : "..";
+	} else {
+		idx = fs->tree.children[d->first_child + (i - 2)];
+		name = nf_node_name(&fs->tree, &fs->tree.nodes[idx]);
+	}
+	memset(&e, 0, sizeof e);
+	fill_stat(fs, idx, &e.attr);
+	if (!plus)
+		return fuse_add_direntry(req, buf, room, name, &e.attr, (off_t)(i + 1));
+	e.ino = (fuse_ino_t)idx + 1;
+	e.generation = 1;
+	e.attr_timeout = attr_timeout(&fs->tree.nodes[idx]);
+	e.entry_timeout = NF_TIMEOUT;
+	return fuse_add_direntry_plus(req, buf, room, name, &e, (off_t)(i + 1));
+}
+
+/* Offsets: 1 is after ".", 2 after "..", 2+i+1 after child i; the
+ * children array never changes, so offsets stay valid across calls.
+ * Inodes are never forgotten (forget is a no-op), so readdirplus need not
+ * track lookup counts. */
+static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+	const struct nf_node *d;
+	char *buf;
+	size_t used = 0;
+
+	if (n < 0 || off < 0)
+		return (void)fuse_reply_err(req, n < 0 ? ENOENT : EINVAL);
+	d = &fs->tree.nodes[n];
+	if (!d->is_dir)
+		return (void)fuse_reply_err(req, ENOTDIR);
+	buf = malloc(size);
+	if (buf == NULL)
+		return (void)fuse_reply_err(req, ENOMEM);
+	for (uint64_t i = (uint64_t)off; i < 2 + (uint64_t)d->nchildren; i++) {
+		size_t need = add_entry(req, fs, d, (uint32_t)n, i, buf + used, size - used, plus);
+		if (need > size - used)
+			break;
+		used += need;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)fi;
+	list_dir(req, ino, size, off, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	(void)fi;
+	list_dir(req, ino, size, off, true);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+	const struct nf_node *node;
+
+	if (n < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	node = &fs->tree.nodes[n];
+	if (node->is_dir)
+		return (void)fuse_reply_err(req, EISDIR);
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		return (void)fuse_reply_err(req, EROFS);
+	fi->fh = 0;
+	if (node->view.kind == NF_VIEW_STATS) {
+		char *snap = nf_stats_json(fs);
+		if (snap == NULL)
+			return (void)fuse_reply_err(req, ENOMEM);
+		fi->fh = (uint64_t)(uintptr_t)snap;
+		fi->direct_io = 1; /* size known only now: st_size stays 0 */
+	} else {
+		fi->keep_cache = 1; /* the artifact never changes while mounted */
+	}
+	if (fuse_reply_open(req, fi) != 0 && fi->fh)
+		free((void *)(uintptr_t)fi->fh);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	free((void *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void reply_memory(fuse_req_t req, const char *mem, uint64_t size, size_t len, off_t off)
+{
+	if ((uint64_t)off >= size)
+		return (void)fuse_reply_buf(req, NULL, 0);
+	if (len > size - (uint64_t)off)
+		len = (size_t)(size - (uint64_t)off);
+	fuse_reply_buf(req, mem + off, len);
+}
+
+/* PIECES, DECODED and SAFETENSORS views: built in the thread's buffer. */
+static void read_view(fuse_req_t req, struct nf_fs *fs, const struct nf_view *v, size_t len,
+			off_t off)
+{
+	struct nf_thread *th = nf_thread_get(fs);
+	int rc;
+
+	if ((uint64_t)off >= v->size)
+		return (void)fuse_reply_buf(req, NULL, 0);
+	if (len > v->size - (uint64_t)off)
+		len = (size_t)(v->size - (uint64_t)off);
+	if (th == NULL)
+		return (void)fuse_reply_err(req, ENOMEM);
+	if (len > th->bufcap) {
+		char *b = realloc(th->buf, len);
+		if (b == NULL)
+			return (void)fuse_reply_err(req, ENOMEM);
+		th->buf = b;
+		th->bufcap = len;
+	}
+	if (v->kind == NF_VIEW_PIECES)
+		rc = nf_read_pieces(fs, th, v, (uint64_t)off, len, th->buf);
+	else if (v->kind == NF_VIEW_DECODED)
+		rc = nf_read_decoded(fs, th, v, (uint64_t)off, len, th->buf);
+	else
+		rc = nf_read_safetensors(fs, th, (uint64_t)off, len, th->buf);
+	if (rc < 0)
+		return (void)fuse_reply_err(req, -rc);
+	atomic_fetch_add(&fs->bytes, len);
+	fuse_reply_buf(req, th->buf, len);
+}
+
+/* The reply is made from a copy in the thread's buffer: the kernel may
+ * complete the request, and release() free the snapshot, before writev()
+ * returns to us. */
+static void read_stats(fuse_req_t req, struct nf_fs *fs, const char *snap, size_t len, off_t off)
+{
+	struct nf_thread *th = nf_thread_get(fs);
+	size_t size = snap ? strlen(snap) : 0;
+
+	if ((uint64_t)off >= size || th == NULL)
+		return (void)(th ? fuse_reply_buf(req, NULL, 0) : fuse_reply_err(req, ENOMEM));
+	if (len > size - (size_t)off)
+		len = size - (size_t)off;
+	if (len > th->bufcap) {
+		char *b = realloc(th->buf, len);
+		if (b == NULL)
+			return (void)fuse_reply_err(req, ENOMEM);
+		th->buf = b;
+		th->bufcap = len;
+	}
+	memcpy(th->buf, snap + off, len);
+	fuse_reply_buf(req, th->buf, len);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+	const struct nf_view *v;
+
+	if (n < 0 || off < 0)
+		return (void)fuse_reply_err(req, n < 0 ? ENOENT : EINVAL);
+	v = &fs->tree.nodes[n].view;
+	atomic_fetch_add(&fs->reads, 1);
+	switch (v->kind) {
+	case NF_VIEW_MEMORY:
+		return reply_memory(req, v->mem, v->size, size, off);
+	case NF_VIEW_STATS:
+		return read_stats(req, fs, (const char *)(uintptr_t)fi->fh, size, off);
+	case NF_VIEW_PIECES:
+	case NF_VIEW_DECODED:
+	case NF_VIEW_SAFETENSORS:
+		return read_view(req, fs, v, size, off);
+	default:
+		return (void)fuse_reply_err(req, EISDIR);
+	}
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct nf_fs *fs = fs_of(req);
+	struct statvfs sv;
+
+	(void)ino;
+	memset(&sv, 0, sizeof sv);
+	sv.f_bsize = sv.f_frsize = 4096;
+	sv.f_blocks = (fsblkcnt_t)((fs->set_bytes + 4095) / 4096);
+	sv.f_files = fs->tree.nnodes;
+	sv.f_namemax = 255;
+	sv.f_flag = ST_RDONLY;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* The getxattr/listxattr size protocol: size 0 asks for the length. */
+static void reply_sized(fuse_req_t req, char *val, size_t len, size_t size)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, val, len);
+	free(val);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+	char *val;
+	size_t len;
+	int rc;
+
+	if (n < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	rc = nf_xattr_get(fs, (uint32_t)n, name, &val, &len);
+	if (rc < 0)
+		return (void)fuse_reply_err(req, -rc);
+	reply_sized(req, val, len, size);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+	char *val;
+	size_t len;
+	int rc;
+
+	if (n < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	rc = nf_xattr_list(fs, (uint32_t)n, &val, &len);
+	if (rc < 0)
+		return (void)fuse_reply_err(req, -rc);
+	reply_sized(req, val, len, size);
+}
+
+/* Everything that would change the tree. */
+static void erofs(fuse_req_t req)
+{
+	fuse_reply_err(req, EROFS);
+}
+static void op_setattr(fuse_req_t req, fuse_ino_t i, struct stat *s, int t, struct fuse_file_info *f)
+{
+	(void)i, (void)s, (void)t, (void)f;
+	erofs(req);
+}
+static void op_mknod(fuse_req_t req, fuse_ino_t p, const char *n, mode_t m, dev_t d)
+{
+	(void)p, (void)n, (void)m, (void)d;
+	erofs(req);
+}
+static void op_mkdir(fuse_req_t req, fuse_ino_t p, const char *n, mode_t m)
+{
+	(void)p, (void)n, (void)m;
+	erofs(req);
+}
+static void op_unlink(fuse_req_t req, fuse_ino_t p, const char *n)
+{
+	(void)p, (void)n;
+	erofs(req);
+}
+static void op_symlink(fuse_req_t req, const char *l, fuse_ino_t p, const char *n)
+{
+	(void)l, (void)p, (void)n;
+	erofs(req);
+}
+static void op_rename(fuse_req_t req, fuse_ino_t p, const char *n, fuse_ino_t np, const char *nn,
+		      unsigned int f)
+{
+	(void)p, (void)n, (void)np, (void)nn, (void)f;
+	erofs(req);
+}
+static void op_link(fuse_req_t req, fuse_ino_t i, fuse_ino_t np, const char *nn)
+{
+	(void)i, (void)np, (void)nn;
+	erofs(req);
+}
+static void op_write(fuse_req_t req, fuse_ino_t i, const char *b, size_t s, off_t o,
+		     struct fuse_file_info *f)
+{
+	(void)i, (void)b, (void)s, (void)o, (void)f;
+	erofs(req);
+}
+static void op_create(fuse_req_t req, fuse_ino_t p, const char *n, mode_t m,
+		      struct fuse_file_info *f)
+{
+	(void)p, (void)n, (void)m, (void)f;
+	erofs(req);
+}
+static void op_setxattr(fuse_req_t req, fuse_ino_t i, const char *n, const char *v, size_t s, int f)
+{
+	(void)i, (void)n, (void)v, (void)s, (void)f;
+	erofs(req);
+}
+static void op_removexattr(fuse_req_t req, fuse_ino_t i, const char *n)
+{
+	(void)i, (void)n;
+	erofs(req);
+}
+static void op_fallocate(fuse_req_t req, fuse_ino_t i, int m, off_t o, off_t l,
+			 struct fuse_file_info *f)
+{
+	(void)i, (void)m, (void)o, (void)l, (void)f;
+	erofs(req);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.getattr = op_getattr,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.open = op_open,
+	.read = op_read,
+	.release = op_release,
+	.statfs = op_statfs,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.setattr = op_setattr,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_unlink,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.write = op_write,
+	.create = op_create,
+	.setxattr = op_setxattr,
+	.removexattr = op_removexattr,
+	.fallocate = op_fallocate,
+};
+
+const struct fuse_lowlevel_ops *nf_ops(void)
+{
+	return &ops;
+}

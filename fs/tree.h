@@ -1,0 +1,77 @@
+/* fs/tree.h — the inode table, built once at mount time, immutable after.
+ *
+ * Node i has inode number i+1; node 0 is the root (FUSE_ROOT_ID).  The
+ * build order is a function of the artifact alone, so inode numbers are
+ * stable across mounts of the same set.  A directory's children are an
+ * index range of `children`, sorted by name (bytewise, shorter first on a
+ * common prefix) for binary-search lookup and stable readdir offsets. */
+#ifndef NF_FS_TREE_H
+#define NF_FS_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fs/view.h"
+#include "reader/artifact.h"
+
+/* What a node stands for (user.ninfer.kind and the other xattrs). */
+enum nf_role {
+	NF_ROLE_DIR = 0,
+	NF_ROLE_ROOT,
+	NF_ROLE_DOCUMENT,   /* artifact.json, validation.json, config.json, ... */
+	NF_ROLE_STATS,
+	NF_ROLE_OBJECT,     /* ref = object */
+	NF_ROLE_PLANE,      /* ref = object, ref2 = plane */
+	NF_ROLE_BINDING,    /* ref = binding */
+	NF_ROLE_RESOURCE,   /* ref = component, ref2 = resource */
+	NF_ROLE_COMPONENT,  /* directory; ref = component */
+	NF_ROLE_DECODED_BINDING,  /* ref = binding */
+	NF_ROLE_DECODED_OBJECT,   /* ref = object */
+	NF_ROLE_SAFETENSORS,
+};
+
+struct nf_node {
+	uint32_t parent;
+	uint32_t name_off, name_len;       /* escaped name in the name arena */
+	uint32_t first_child, nchildren;   /* directories */
+	uint32_t nsubdirs;
+	uint32_t ref, ref2;
+	bool is_dir;
+	enum nf_role role;
+	struct nf_view view;
+};
+
+struct nf_tree {
+	struct nf_node *nodes;
+	uint32_t nnodes;
+	char *names;
+	uint32_t *children;
+	struct nf_piece *pieces;
+	size_t npieces;
+	char **owned;      /* small documents made for the tree (target files) */
+	size_t nowned;
+	struct nf_part *object_parts;  /* one whole-object part per object (decoded/objects) */
+};
+
+/* Build the tree.  The documents are referenced, not copied: they must
+ * outlive the tree.  Returns 0 or -errno (then `err` says why). */
+struct nf_safetensors;
+struct nf_tree_docs {
+	const char *validation_json;
+	const char *files_json;
+	enum nf_dtype dtype;                 /* decoded_dtype */
+	const struct nf_safetensors *st;     /* decoded/model.safetensors, or NULL */
+};
+int nf_tree_build(struct nf_tree *t, const struct nf_artifact *a, const struct nf_tree_docs *docs,
+		  char *err, size_t errlen);
+void nf_tree_free(struct nf_tree *t);
+
+/* Child `name` of directory node `dir`, or -1. */
+int64_t nf_tree_lookup(const struct nf_tree *t, uint32_t dir, const char *name, size_t len);
+
+static inline const char *nf_node_name(const struct nf_tree *t, const struct nf_node *n)
+{
+	return t->names + n->name_off;
+}
+
+#endif

@@ -1,0 +1,263 @@
+/* fs/views.c — building views: which logical payload bytes make a file. */
+#include "fs/view.h"
+
+#include "fs/decoded.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void nf_view_memory(struct nf_view *v, const char *mem, size_t len)
+{
+	memset(v, 0, sizeof *v);
+	v->kind = NF_VIEW_MEMORY;
+	v->mem = mem;
+	v->size = len;
+}
+
+void nf_pieces_free(struct nf_pieces *p)
+{
+	free(p->v);
+	memset(p, 0, sizeof *p);
+}
+
+/* Append a piece at the current end of the view being built. */
+static int piece_add(struct nf_pieces *p, struct nf_view *v, uint64_t logical, uint64_t length)
+{
+	struct nf_piece *last = v->count ? &p->v[p->n - 1] : NULL;
+	uint64_t end;
+
+	if (length == 0)
+		return 0;
+	if (__builtin_add_overflow(v->size, length, &end))
+		return -EOVERFLOW;
+	/* merge with the previous piece when they join */
+	if (last && ((logical == NF_PIECE_ZERO && last->logical == NF_PIECE_ZERO) ||
+		     (logical != NF_PIECE_ZERO && last->logical != NF_PIECE_ZERO &&
+		      last->logical + last->length == logical))) {
+		last->length += length;
+		v->size = end;
+		return 0;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct nf_piece *nv = realloc(p->v, cap * sizeof *nv);
+		if (nv == NULL)
+			return -ENOMEM;
+		p->v = nv;
+		p->cap = cap;
+	}
+	if (p->n >= UINT32_MAX)
+		return -EOVERFLOW;
+	p->v[p->n++] = (struct nf_piece){.out = v->size, .logical = logical, .length = length};
+	v->count++;
+	v->size = end;
+	return 0;
+}
+
+static void view_begin(struct nf_pieces *p, struct nf_view *v)
+{
+	memset(v, 0, sizeof *v);
+	v->kind = NF_VIEW_PIECES;
+	v->first = (uint32_t)p->n;
+}
+
+/* On failure the pieces appended for this view are dropped. */
+static int view_fail(struct nf_pieces *p, struct nf_view *v, int rc)
+{
+	p->n = v->first;
+	memset(v, 0, sizeof *v);
+	return rc;
+}
+
+int nf_view_span(struct nf_pieces *p, uint64_t logical, uint64_t length, struct nf_view *v)
+{
+	int rc;
+
+	view_begin(p, v);
+	rc = piece_add(p, v, logical, length);
+	return rc < 0 ? view_fail(p, v, rc) : 0;
+}
+
+static bool object_usable(const struct nf_object *o)
+{
+	return o->kind == NF_OBJ_TENSOR && o->codec_status == NF_CODEC_OK && o->size_ok;
+}
+
+/* Parts over contiguous_le_v1 parents of one format: element ranges times
+ * the word size, concatenated. */
+static int binding_contiguous(struct nf_pieces *p, const struct nf_artifact *a,
+			      const struct nf_binding *b, struct nf_view *v)
+{
+	const struct nf_object *first = &a->objects[b->parts[0].object];
+
+	for (uint32_t i = 0; i < b->nparts; i++) {
+		const struct nf_part *pt = &b->parts[i];
+		const struct nf_object *o = &a->objects[pt->object];
+		uint64_t w = o->geom.word_bytes, off, len, lo;
+
+		if (!object_usable(o) || o->geom.layout != NF_LAYOUT_CONTIGUOUS_LE_V1 ||
+		    o->geom.format != first->geom.format || w == 0)
+			return 1;
+		if (pt->begin > pt->end || pt->end > o->elements ||
+		    __builtin_mul_overflow(pt->begin, w, &off) ||
+		    __builtin_mul_overflow(pt->end - pt->begin, w, &len) ||
+		    __builtin_add_overflow(o->offset, off, &lo) || len > o->bytes || off > o->bytes - len)
+			return -EOVERFLOW;
+		int rc = piece_add(p, v, lo, len);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static bool rows_compatible(const struct nf_object *o, const struct nf_object *first)
+{
+	return object_usable(o) &&
+	       (o->geom.layout == NF_LAYOUT_ROW_SPLIT_K128_V1 ||
+		o->geom.layout == NF_LAYOUT_ROW_SCALE_V1) &&
+	       o->geom.layout == first->geom.layout && o->geom.format == first->geom.format &&
+	       o->geom.cols == first->geom.cols && o->geom.cols > 0;
+}
+
+/* One plane of the standalone payload: the row spans of every part. */
+static int rows_plane(struct nf_pieces *p, const struct nf_artifact *a, const struct nf_binding *b,
+		      unsigned plane, struct nf_view *v)
+{
+	for (uint32_t i = 0; i < b->nparts; i++) {
+		const struct nf_part *pt = &b->parts[i];
+		const struct nf_object *o = &a->objects[pt->object];
+		uint64_t K = o->geom.cols, lo;
+		struct nf_span spans[NF_MAX_PLANES];
+		unsigned n;
+
+		n = nf_row_spans(&o->geom, pt->begin / K, (pt->end - pt->begin) / K, spans);
+		if (n != o->geom.nplanes || plane >= n)
+			return 1;
+		if (__builtin_add_overflow(o->offset, spans[plane].offset, &lo))
+			return -EOVERFLOW;
+		int rc = piece_add(p, v, lo, spans[plane].length);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Whole rows of row_split/row_scale parents of one format and K: a
+ * standalone payload of the parent's format/layout (codecs §2.7): each
+ * plane of nf_rows_geometry(rows) is the concatenation of the parts' row
+ * spans of that plane, zero bytes fill the gaps. */
+static int binding_rows(struct nf_pieces *p, const struct nf_artifact *a,
+			const struct nf_binding *b, struct nf_view *v)
+{
+	const struct nf_object *first = &a->objects[b->parts[0].object];
+	struct nf_geometry sub;
+	uint64_t rows = 0;
+
+	for (uint32_t i = 0; i < b->nparts; i++) {
+		const struct nf_part *pt = &b->parts[i];
+		const struct nf_object *o = &a->objects[pt->object];
+
+		if (!rows_compatible(o, first))
+			return 1;
+		if (pt->begin % o->geom.cols || pt->end % o->geom.cols || pt->end <= pt->begin ||
+		    pt->end > o->elements)
+			return 1;
+		if (__builtin_add_overflow(rows, (pt->end - pt->begin) / o->geom.cols, &rows))
+			return -EOVERFLOW;
+	}
+	if (nf_rows_geometry(&first->geom, rows, &sub) != NF_CODEC_OK)
+		return 1;
+	for (unsigned pl = 0; pl < sub.nplanes; pl++) {
+		uint64_t start = v->size;
+		int rc;
+
+		if (sub.planes[pl].offset < v->size)
+			return 1;
+		rc = piece_add(p, v, NF_PIECE_ZERO, sub.planes[pl].offset - v->size);
+		if (rc < 0)
+			return rc;
+		start = v->size;
+		rc = rows_plane(p, a, b, pl, v);
+		if (rc != 0)
+			return rc;
+		if (v->size - start != sub.planes[pl].length)
+			return 1; /* the registry and we disagree: no leaf */
+	}
+	if (v->size > sub.bytes)
+		return 1;
+	return piece_add(p, v, NF_PIECE_ZERO, sub.bytes - v->size);
+}
+
+int nf_view_binding(struct nf_pieces *p, const struct nf_artifact *a, const struct nf_binding *b,
+		    struct nf_view *v)
+{
+	int rc;
+
+	view_begin(p, v);
+	if (b->nparts == 0)
+		return view_fail(p, v, 1);
+	if (b->whole) {
+		const struct nf_object *o = &a->objects[b->parts[0].object];
+		rc = piece_add(p, v, o->offset, o->bytes);
+		return rc < 0 ? view_fail(p, v, rc) : 0;
+	}
+	rc = binding_contiguous(p, a, b, v);
+	if (rc == 0)
+		return 0;
+	p->n = v->first;
+	view_begin(p, v);
+	if (rc == 1 && b->whole_rows)
+		rc = binding_rows(p, a, b, v);
+	return rc == 0 ? 0 : view_fail(p, v, rc);
+}
+
+void nf_view_extent(const struct nf_view *v, const struct nf_piece *pieces, uint64_t *offset,
+		    uint64_t *bytes)
+{
+	bool seen = false;
+
+	*offset = 0;
+	*bytes = 0;
+	if (v->kind != NF_VIEW_PIECES)
+		return;
+	for (uint32_t i = 0; i < v->count; i++) {
+		const struct nf_piece *pc = &pieces[v->first + i];
+		if (pc->logical == NF_PIECE_ZERO)
+			continue;
+		if (!seen)
+			*offset = pc->logical;
+		seen = true;
+		*bytes += pc->length;
+	}
+}
+
+int nf_view_decoded(const struct nf_artifact *a, const struct nf_part *parts, uint32_t nparts,
+		    enum nf_dtype wanted, struct nf_view *v)
+{
+	enum nf_dtype dt = wanted;
+	uint64_t size;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	if (nparts == 0)
+		return 1;
+	rc = nf_decoded_dtype(a, parts, nparts, wanted, &dt);
+	if (rc == -EINVAL)
+		return 1;
+	if (rc < 0) {
+		/* unknown or broken parents: the file is there, reads fail */
+		const struct nf_object *o = &a->objects[parts[0].object];
+		dt = (o->format && strcmp(o->format, "int32") == 0) ? NF_DTYPE_I32 : wanted;
+	}
+	if (__builtin_mul_overflow(nf_parts_elements(parts, nparts), (uint64_t)nf_dtype_size(dt),
+				   &size))
+		return 1;
+	v->kind = NF_VIEW_DECODED;
+	v->size = size;
+	v->parts = parts;
+	v->nparts = nparts;
+	v->dtype = dt;
+	v->error = rc < 0 ? rc : 0;
+	return 0;
+}

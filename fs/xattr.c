@@ -1,0 +1,264 @@
+/* fs/xattr.c — the extended attributes of contract §3.
+ *
+ * Values are computed on demand from the immutable tree and model (no
+ * storage, no locks).  user.ninfer.offset/bytes describe the logical
+ * payload a file is made of: the first payload offset and the total number
+ * of payload bytes (zero fill of standalone row payloads not counted);
+ * user.ninfer.segments is the range map of all those bytes, in file order. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/context.h"
+
+#define PFX "user.ninfer."
+
+static const char *const attr_names[] = {
+	PFX "kind", PFX "name", PFX "object", PFX "plane", PFX "format", PFX "layout",
+	PFX "shape", PFX "dtype", PFX "offset", PFX "bytes", PFX "segments", PFX "artifact_id",
+};
+#define NATTRS (sizeof attr_names / sizeof attr_names[0])
+
+static const char *kind_name(enum nf_role r)
+{
+	switch (r) {
+	case NF_ROLE_ROOT: return "root";
+	case NF_ROLE_DOCUMENT: return "document";
+	case NF_ROLE_STATS: return "stats";
+	case NF_ROLE_OBJECT: return "object";
+	case NF_ROLE_PLANE: return "plane";
+	case NF_ROLE_BINDING: return "binding";
+	case NF_ROLE_RESOURCE: return "resource";
+	case NF_ROLE_COMPONENT: return "component";
+	case NF_ROLE_DECODED_BINDING:
+	case NF_ROLE_DECODED_OBJECT: return "decoded";
+	case NF_ROLE_SAFETENSORS: return "safetensors";
+	default: return "directory";
+	}
+}
+
+static bool is_decoded(const struct nf_node *n)
+{
+	return n->role == NF_ROLE_DECODED_BINDING || n->role == NF_ROLE_DECODED_OBJECT;
+}
+
+/* The object whose format/layout/shape describe the node, or NULL. */
+static const struct nf_object *node_object(const struct nf_fs *fs, const struct nf_node *n)
+{
+	const struct nf_artifact *a = fs->a;
+
+	switch (n->role) {
+	case NF_ROLE_OBJECT:
+	case NF_ROLE_PLANE:
+	case NF_ROLE_DECODED_OBJECT:
+		return &a->objects[n->ref];
+	case NF_ROLE_BINDING:
+	case NF_ROLE_DECODED_BINDING:
+		return &a->objects[a->bindings[n->ref].parts[0].object];
+	case NF_ROLE_RESOURCE:
+		return &a->objects[a->components[n->ref].resources[n->ref2].object];
+	default:
+		return NULL;
+	}
+}
+
+static bool has_payload(const struct nf_node *n)
+{
+	return n->role == NF_ROLE_OBJECT || n->role == NF_ROLE_PLANE ||
+	       n->role == NF_ROLE_BINDING || n->role == NF_ROLE_RESOURCE || is_decoded(n);
+}
+
+static char *shape_json(uint32_t rank, const uint64_t *shape)
+{
+	size_t cap = 3 + (size_t)rank * 22, o = 0;
+	char *s = malloc(cap);
+
+	if (s == NULL)
+		return NULL;
+	s[o++] = '[';
+	for (uint32_t i = 0; i < rank; i++)
+		o += (size_t)snprintf(s + o, cap - o, "%s%" PRIu64, i ? "," : "", shape[i]);
+	s[o++] = ']';
+	s[o] = '\0';
+	return s;
+}
+
+static const char *file_path(const struct nf_artifact *a, uint32_t f)
+{
+	return a->files[f].path ? a->files[f].path : a->entry_name;
+}
+
+static int segments_add(struct nf_fs *fs, json_t *list, uint64_t logical, uint64_t length)
+{
+	ssize_t n = nf_range_map(fs->a, logical, length, NULL, 0);
+	struct nf_segment *segs;
+
+	if (n <= 0)
+		return (int)n;
+	segs = calloc((size_t)n, sizeof *segs);
+	if (segs == NULL)
+		return -ENOMEM;
+	n = nf_range_map(fs->a, logical, length, segs, (size_t)n);
+	for (ssize_t i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{s:I,s:s,s:I,s:I}", "file",
+						      (json_int_t)segs[i].file, "path",
+						      file_path(fs->a, segs[i].file), "file_offset",
+						      (json_int_t)segs[i].file_offset, "length",
+						      (json_int_t)segs[i].length));
+	free(segs);
+	return n < 0 ? (int)n : 0;
+}
+
+/* Decoded files: the source objects of the parts (each once when parts
+ * of one object follow each other), whole. */
+static void decoded_extent(const struct nf_fs *fs, const struct nf_view *v, uint64_t *off,
+			   uint64_t *bytes)
+{
+	*off = fs->a->objects[v->parts[0].object].offset;
+	*bytes = 0;
+	for (uint32_t i = 0; i < v->nparts; i++)
+		if (i == 0 || v->parts[i].object != v->parts[i - 1].object)
+			*bytes += fs->a->objects[v->parts[i].object].bytes;
+}
+
+static char *segments_json(struct nf_fs *fs, const struct nf_view *v)
+{
+	json_t *list = json_array();
+	char *s = NULL;
+
+	for (uint32_t i = 0; list && i < v->count; i++) {
+		const struct nf_piece *pc = &fs->tree.pieces[v->first + i];
+		if (pc->logical != NF_PIECE_ZERO && segments_add(fs, list, pc->logical, pc->length) < 0)
+			break;
+	}
+	for (uint32_t i = 0; list && v->kind == NF_VIEW_DECODED && i < v->nparts; i++) {
+		const struct nf_object *o = &fs->a->objects[v->parts[i].object];
+		if ((i == 0 || v->parts[i].object != v->parts[i - 1].object) &&
+		    segments_add(fs, list, o->offset, o->bytes) < 0)
+			break;
+	}
+	if (list)
+		s = json_dumps(list, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(list);
+	return s;
+}
+
+static char *node_name(const struct nf_fs *fs, const struct nf_node *n)
+{
+	const struct nf_artifact *a = fs->a;
+
+	switch (n->role) {
+	case NF_ROLE_OBJECT:
+	case NF_ROLE_PLANE:
+	case NF_ROLE_DECODED_OBJECT:
+		return strdup(a->objects[n->ref].id);
+	case NF_ROLE_BINDING:
+	case NF_ROLE_DECODED_BINDING:
+		return strdup(a->bindings[n->ref].name);
+	case NF_ROLE_RESOURCE:
+		return strdup(a->components[n->ref].resources[n->ref2].role);
+	case NF_ROLE_COMPONENT:
+		return strdup(a->components[n->ref].id);
+	default:
+		return NULL;
+	}
+}
+
+static char *u64_string(uint64_t v)
+{
+	char *s;
+
+	return asprintf(&s, "%" PRIu64, v) < 0 ? NULL : s;
+}
+
+/* The value of attribute `idx` of node n, malloc'd; NULL + *err. */
+static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, int *err)
+{
+	const struct nf_object *o = node_object(fs, n);
+	uint64_t off, bytes;
+	const char *nm = attr_names[idx] + strlen(PFX);
+
+	*err = -ENODATA;
+	if (strcmp(nm, "kind") == 0)
+		return strdup(kind_name(n->role));
+	if (strcmp(nm, "artifact_id") == 0)
+		return n->role == NF_ROLE_ROOT ? strdup(fs->a->artifact_id_hex) : NULL;
+	if (strcmp(nm, "name") == 0)
+		return node_name(fs, n);
+	if (strcmp(nm, "object") == 0)
+		return n->role == NF_ROLE_RESOURCE ? strdup(o->id) : NULL;
+	if (strcmp(nm, "plane") == 0)
+		return n->role == NF_ROLE_PLANE ? strdup(o->geom.planes[n->ref2].name) : NULL;
+	if (strcmp(nm, "dtype") == 0) {
+		if (is_decoded(n))
+			return strdup(nf_dtype_name(n->view.dtype));
+		return n->role == NF_ROLE_SAFETENSORS ? strdup(nf_dtype_name(fs->opt.dtype)) : NULL;
+	}
+	if (o == NULL)
+		return NULL;
+	if (strcmp(nm, "format") == 0)
+		return o->format ? strdup(o->format) : NULL;
+	if (strcmp(nm, "layout") == 0)
+		return o->layout ? strdup(o->layout) : NULL;
+	if (strcmp(nm, "shape") == 0) {
+		if (n->role == NF_ROLE_BINDING || n->role == NF_ROLE_DECODED_BINDING)
+			return shape_json(fs->a->bindings[n->ref].rank, fs->a->bindings[n->ref].shape);
+		return o->kind == NF_OBJ_TENSOR ? shape_json(o->rank, o->shape) : NULL;
+	}
+	if (!has_payload(n))
+		return NULL;
+	if (is_decoded(n))
+		decoded_extent(fs, &n->view, &off, &bytes);
+	else
+		nf_view_extent(&n->view, fs->tree.pieces, &off, &bytes);
+	if (strcmp(nm, "offset") == 0)
+		return u64_string(off);
+	if (strcmp(nm, "bytes") == 0)
+		return u64_string(bytes);
+	if (strcmp(nm, "segments") == 0)
+		return segments_json(fs, &n->view);
+	return NULL;
+}
+
+int nf_xattr_get(struct nf_fs *fs, uint32_t node, const char *name, char **value, size_t *len)
+{
+	for (size_t i = 0; i < NATTRS; i++) {
+		if (strcmp(name, attr_names[i]) == 0) {
+			int err;
+			char *v = attr_value(fs, &fs->tree.nodes[node], i, &err);
+			if (v == NULL)
+				return err;
+			*value = v;
+			*len = strlen(v);
+			return 0;
+		}
+	}
+	return -ENODATA;
+}
+
+int nf_xattr_list(struct nf_fs *fs, uint32_t node, char **list, size_t *len)
+{
+	size_t cap = 0, o = 0;
+	char *out;
+
+	for (size_t i = 0; i < NATTRS; i++)
+		cap += strlen(attr_names[i]) + 1;
+	out = malloc(cap);
+	if (out == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < NATTRS; i++) {
+		int err;
+		char *v = attr_value(fs, &fs->tree.nodes[node], i, &err);
+		if (v == NULL)
+			continue;
+		free(v);
+		memcpy(out + o, attr_names[i], strlen(attr_names[i]) + 1);
+		o += strlen(attr_names[i]) + 1;
+	}
+	*list = out;
+	*len = o;
+	return 0;
+}
