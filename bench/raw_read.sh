@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/raw_read.sh — raw read throughput of ninferfs against the native
-# files and squashfuse, all on the same 1 GiB object of one run.
+# bench/raw_read.sh — raw and decoded read throughput of ninferfs against
+# the native files and squashfuse, all in one run.
 #
 #   sudo bench/raw_read.sh [BUILD_DIR]     (default BUILD_DIR: build)
 #
@@ -21,6 +21,12 @@
 #                   and repeat
 #   (e) fio         random 4 KiB reads, iodepth 1 and 16, ninferfs vs native
 #                   (the source file holding the same bytes), caches dropped
+#   (f) decoded     dd bs=1M of decoded/objects/<q4 id>, caches dropped: a
+#                   q4_g64_fp16 [SIZE_MB*16, 16384] object (random codes,
+#                   finite scales) whose f32 view is SIZE_MB MiB, as output
+#                   MiB/s and as a ratio to (b)
+#   (g) decoded 4k  fio random 4 KiB reads at iodepth 1 of the decoded view
+#                   against the raw object (latency ratio = IOPS ratio)
 # Sequential numbers are the median of REPS (3) runs; the machine's other
 # load shows in them, so run it on a quiet machine.
 set -euo pipefail
@@ -75,6 +81,34 @@ cat >"$WORK/manifest.json" <<JSON
  "bindings": {"bench/w": {"object": "w.big"}},
  "uses": []}
 JSON
+# The q4 object for (f)/(g): random base codes (every nibble is a legal
+# code) and finite binary16 scales in [2^-10, 2^-2).
+q4rows=$((SIZE_MB * 16))
+python3 - "$WORK/q4.bin" "$q4rows" <<'PY'
+import os, sys
+path, n = sys.argv[1], int(sys.argv[2])
+k = 16384
+base = n * (k // 64) * 32           # codecs §2.1: K_pad = K, gpr = K/64, B = 32
+scales = n * (k // 64)
+with open(path, "wb") as f:
+    left = base
+    while left:
+        c = min(left, 1 << 24)
+        f.write(os.urandom(c))
+        left -= c
+    r = os.urandom(scales * 2)
+    f.write(bytes(b for i in range(0, len(r), 2)
+                  for b in (r[i], 0x14 + (r[i + 1] % 0x20))))   # exponent 5..12
+PY
+python3 - "$WORK/manifest.json" "$WORK/q4.bin" "$q4rows" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["objects"].append({"id": "w.q4", "kind": "tensor", "format": "q4_g64_fp16",
+                     "layout": "row_split_k128_v1", "shape": [int(sys.argv[3]), 16384],
+                     "source": sys.argv[2]})
+m["bindings"]["bench/q4"] = {"object": "w.q4"}
+json.dump(m, open(sys.argv[1], "w"))
+PY
 "$NINFER_PACK" create -q --manifest "$WORK/manifest.json" --max-file-bytes 256M "$WORK/set/big.ninfer"
 ls -l "$WORK/set"
 
@@ -144,14 +178,20 @@ f1n=$(fio_iops "$WORK/sqsrc/object.bin" 1)
 f1f=$(fio_iops "$OBJ" 1)
 f16n=$(fio_iops "$WORK/sqsrc/object.bin" 16)
 f16f=$(fio_iops "$OBJ" 16)
+
+echo "== decoded q4 object: sequential and random 4 KiB"
+DEC=$MNT/decoded/objects/w.q4
+[ "$(stat -c %s "$DEC")" = $((SIZE_MB * 1048576)) ] || { echo "decoded size" >&2; exit 1; }
+fd=$(median drop dd if="$DEC" bs=1M status=none)
+f1d=$(fio_iops "$DEC" 1)
 ra=$(cat "/sys/class/bdi/$(awk -v m="$MNT" '$5 == m {print $3}' /proc/self/mountinfo)/read_ahead_kb" \
 	2>/dev/null || echo "?")
 
-python3 - "$a" "$b" "$c" "$an" "$bw" "$d" "$dr" "$f1n" "$f1f" "$f16n" "$f16f" "$ra" "$stats" \
-	"$SIZE_MB" <<'PY'
+python3 - "$a" "$b" "$c" "$an" "$bw" "$d" "$dr" "$f1n" "$f1f" "$f16n" "$f16f" "$fd" "$f1d" \
+	"$ra" "$stats" "$SIZE_MB" <<'PY'
 import sys
-a, b, c, an, bw, d, dr, f1n, f1f, f16n, f16f = map(float, sys.argv[1:12])
-ra, stats, size = sys.argv[12], sys.argv[13], sys.argv[14]
+a, b, c, an, bw, d, dr, f1n, f1f, f16n, f16f, fd, f1d = map(float, sys.argv[1:14])
+ra, stats, size = sys.argv[14], sys.argv[15], sys.argv[16]
 print()
 print("Raw read benchmark: one %s MiB bf16 object, 4 continuation parts of 256 MiB" % size)
 print("(ninferfs readahead %s KiB; %s)" % (ra, stats))
@@ -171,10 +211,15 @@ rows = [
     ("(e) fio randread 4k QD1 ninferfs (IOPS)", f1f, "%.2fx native" % (f1f / f1n)),
     ("(e) fio randread 4k QD16 native (IOPS)", f16n, ""),
     ("(e) fio randread 4k QD16 ninferfs (IOPS)", f16f, "%.2fx native" % (f16f / f16n)),
+    ("(f) decoded q4 -> f32 first read, cold (output)", fd, "%.2fx raw first read (b)" % (fd / b)),
+    ("(g) fio randread 4k QD1 decoded q4 (IOPS)", f1d,
+     "latency %.2fx raw 4k QD1" % (f1f / f1d)),
 ]
 for name, v, r in rows:
     print("| %-48s | %13.1f | %s |" % (name, v, r))
 print()
 print("goals: first/native %.2f (>= 0.2), first/squashfuse %.2f (>= 2), repeat/native %.2f (>= 0.75)"
       % (b / a, b / d, c / a))
+print("       decoded/raw first read %.2f (>= 0.8), decoded 4k latency / raw %.2f (<= 2)"
+      % (fd / b, f1f / f1d))
 PY
