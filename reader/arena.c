@@ -34,18 +34,14 @@ void nf_arena_free(struct nf_arena *ar)
 	ar->head = NULL;
 }
 
-static void *arena_alloc(struct nf_arena *ar, size_t bytes)
+/* `align` is NF_ARENA_ALIGN for records and 1 for strings, which need no
+ * alignment (a million short names would otherwise waste ~8 bytes each). */
+static void *arena_alloc(struct nf_arena *ar, size_t bytes, size_t align)
 {
-	size_t need;
-	if (__builtin_add_overflow(bytes, (size_t)NF_ARENA_ALIGN - 1, &need)) {
-		ar->failed = true;
-		return NULL;
-	}
-	need &= ~(size_t)(NF_ARENA_ALIGN - 1);
-	if (need == 0)
-		need = NF_ARENA_ALIGN;
+	size_t need = bytes ? bytes : 1;
 	struct nf_arena_chunk *c = ar->head;
-	if (!c || c->size - c->used < need) {
+	size_t off = c ? (c->used + align - 1) & ~(align - 1) : 0;
+	if (!c || off > c->size || c->size - off < need) {
 		size_t size = need > NF_ARENA_CHUNK / 4 ? need : NF_ARENA_CHUNK;
 		size_t total;
 		if (__builtin_add_overflow(size, sizeof *c, &total)) {
@@ -69,9 +65,10 @@ static void *arena_alloc(struct nf_arena *ar, size_t bytes)
 			ar->head = n;
 		}
 		c = n;
+		off = 0;
 	}
-	void *p = c->data + c->used;
-	c->used += need;
+	void *p = c->data + off;
+	c->used = off + need;
 	return p;
 }
 
@@ -82,7 +79,7 @@ void *nf_arena_calloc(struct nf_arena *ar, size_t n, size_t size)
 		ar->failed = true;
 		return NULL;
 	}
-	void *p = arena_alloc(ar, bytes);
+	void *p = arena_alloc(ar, bytes, NF_ARENA_ALIGN);
 	if (p)
 		memset(p, 0, bytes);
 	return p;
@@ -95,7 +92,7 @@ char *nf_arena_memdup0(struct nf_arena *ar, const void *p, size_t n)
 		ar->failed = true;
 		return NULL;
 	}
-	char *s = arena_alloc(ar, bytes);
+	char *s = arena_alloc(ar, bytes, 1);
 	if (!s)
 		return NULL;
 	if (n)

@@ -4,8 +4,18 @@
  * (duplicate members, invalid UTF-8 and U+0000 refused; whitespace after
  * the value allowed because it is counted in json_bytes, seed §3.1), the
  * root record (seed §4.1), then the tables in dependency order: files
- * (address space), objects, bindings, uses, components.  The jansson tree
- * is freed before returning; the model keeps only arena copies. */
+ * (address space), objects, bindings, uses, components.  The model keeps
+ * only arena copies.
+ *
+ * Scale (issue 6): the text is not parsed into one jansson tree (that costs
+ * ~15x the text for a big set).  json_scan.c splits the root object; the
+ * big tables (objects, bindings, uses) are parsed one record at a time and
+ * every other member alone, so the peak is the text + the model + one
+ * record.  When the scan cannot vouch for the text, or a record turns out
+ * not to be what it said, the findings of that attempt are dropped and the
+ * whole text goes to jansson as before: bad JSON is reported in one way
+ * only, and both ways give the same findings for the same text
+ * (tests/reader/test_stream.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -156,60 +166,87 @@ static json_t *parse_json(struct nf_build *b, int *err)
 	return root;
 }
 
-/* A root table: checks the type, reports absence, returns it or NULL. */
-static json_t *root_table(struct nf_build *b, json_t *root, const char *key, bool array,
-			  bool required, bool nonempty, const char *empty_code)
+/* A root member: parsed as a whole (v), or a big table streamed from the
+ * text record by record (v NULL, [start, end) and count from the scan). */
+enum { M_FILES, M_OBJECTS, M_BINDINGS, M_USES, M_COMPONENTS, M_METADATA, M_PROVENANCE, M_N };
+static const char *const member_keys[M_N] = {"files", "objects", "bindings", "uses",
+					     "components", "metadata", "provenance"};
+struct member {
+	bool present;
+	json_t *v;
+	size_t start, end, count;
+};
+
+/* A root table: checks the type, reports absence; true when usable. */
+static bool root_table(struct nf_build *b, const struct member *m, const char *key, bool array,
+		       bool required, bool nonempty, const char *empty_code)
 {
 	struct nf_where w = {.table = "root"};
-	json_t *v = json_object_get(root, key);
-	if (!v) {
+	if (!m->present) {
 		if (required)
 			nf_dir_error(b, &w, "FIELD_MISSING", "seed §4.1: the root member \"%s\" is "
 				     "required", key);
-		return NULL;
+		return false;
 	}
-	if (array ? !json_is_array(v) : !json_is_object(v)) {
+	/* A streamed member always has the expected container type. */
+	if (m->v && (array ? !json_is_array(m->v) : !json_is_object(m->v))) {
 		nf_dir_error(b, &w, "FIELD_TYPE", "seed §4.1: the root member \"%s\" is an %s; it is %s",
-			     key, array ? "array" : "object", nf_json_type_name(b, v));
-		return NULL;
+			     key, array ? "array" : "object", nf_json_type_name(b, m->v));
+		return false;
 	}
-	if (nonempty && (array ? json_array_size(v) : json_object_size(v)) == 0)
+	size_t size = !m->v ? m->count : array ? json_array_size(m->v) : json_object_size(m->v);
+	if (nonempty && size == 0)
 		nf_dir_error(b, &w, empty_code, "seed §4.1: the root member \"%s\" is non-empty; it "
 			     "is %s", key, array ? "[]" : "{}");
-	return v;
+	return true;
 }
 
-static void build_model(struct nf_build *b, json_t *root)
+static void member_recs(struct nf_build *b, const struct member *m, struct nf_recs *rs)
+{
+	if (m->v)
+		nf_recs_tree(rs, m->v, &b->stream_failed);
+	else
+		nf_recs_text(rs, b->a->json_text, m->start, m->end, m->count, &b->stream_failed);
+}
+
+static void build_tables(struct nf_build *b, const struct member *mem)
 {
 	struct nf_artifact *a = b->a;
-	struct nf_where w = {.table = "root"};
-	struct nf_rec rc = {.b = b, .w = &w, .what = "the root record (seed §4.1)", .obj = root};
-	nf_rec_members(&rc, root_fields, NULL);
-
-	json_t *files = root_table(b, root, "files", true, true, true, "FILES_EMPTY");
-	json_t *objects = root_table(b, root, "objects", true, true, true, "OBJECTS_EMPTY");
-	json_t *bindings = root_table(b, root, "bindings", false, true, false, NULL);
-	json_t *uses = root_table(b, root, "uses", true, true, false, NULL);
-	json_t *components = root_table(b, root, "components", false, true, true,
-					"COMPONENTS_EMPTY");
-	json_t *metadata = root_table(b, root, "metadata", false, false, false, NULL);
-	json_t *provenance = root_table(b, root, "provenance", false, false, false, NULL);
+	bool files = root_table(b, &mem[M_FILES], "files", true, true, true, "FILES_EMPTY");
+	bool objects = root_table(b, &mem[M_OBJECTS], "objects", true, true, true, "OBJECTS_EMPTY");
+	bool bindings = root_table(b, &mem[M_BINDINGS], "bindings", false, true, false, NULL);
+	bool uses = root_table(b, &mem[M_USES], "uses", true, true, false, NULL);
+	bool components = root_table(b, &mem[M_COMPONENTS], "components", false, true, true,
+				     "COMPONENTS_EMPTY");
+	json_t *metadata = root_table(b, &mem[M_METADATA], "metadata", false, false, false, NULL)
+				   ? mem[M_METADATA].v : NULL;
+	json_t *provenance = root_table(b, &mem[M_PROVENANCE], "provenance", false, false, false,
+					NULL) ? mem[M_PROVENANCE].v : NULL;
+	struct nf_recs rs;
 
 	if (files)
-		nf_build_files(b, files, b->entry_size);
-	if (objects)
-		nf_build_objects(b, objects);
+		nf_build_files(b, mem[M_FILES].v, b->entry_size);
+	if (objects) {
+		member_recs(b, &mem[M_OBJECTS], &rs);
+		nf_build_objects(b, &rs);
+		nf_recs_done(&rs);
+	}
 	if (!a->priv->obj_by_id && !nf_index_objects(a))
 		b->ar->failed = true;
-	b->bindings_json = bindings;
-	if (bindings)
-		nf_build_bindings(b, bindings);
+	if (bindings) {
+		member_recs(b, &mem[M_BINDINGS], &rs);
+		nf_build_bindings(b, &rs);
+		nf_recs_done(&rs);
+	}
 	if (!a->priv->bind_by_name && !nf_index_bindings(a))
 		b->ar->failed = true;
-	if (uses)
-		nf_build_uses(b, uses);
+	if (uses) {
+		member_recs(b, &mem[M_USES], &rs);
+		nf_build_uses(b, &rs);
+		nf_recs_done(&rs);
+	}
 	if (components)
-		nf_build_components(b, components);
+		nf_build_components(b, mem[M_COMPONENTS].v);
 
 	/* seed §10: metadata is open, but its optional name is a non-empty
 	 * public name string. */
@@ -220,12 +257,134 @@ static void build_model(struct nf_build *b, json_t *root)
 			     "name string; it is %s", json_is_string(name) ? "\"\""
 			     : nf_json_type_name(b, name));
 	}
-	a->uses_json = uses ? nf_pretty(b, uses) : nf_arena_strdup(b->ar, "[]\n");
 	a->metadata_json = metadata ? nf_pretty(b, metadata) : nf_arena_strdup(b->ar, "{}\n");
 	a->provenance_json = provenance ? nf_pretty(b, provenance) : nf_arena_strdup(b->ar, "{}\n");
 }
 
+/* The whole tree (the slow way: big integers, or text the scan would not
+ * vouch for). */
+static void build_model(struct nf_build *b, json_t *root)
+{
+	struct nf_where w = {.table = "root"};
+	struct nf_rec rc = {.b = b, .w = &w, .what = "the root record (seed §4.1)", .obj = root};
+	nf_rec_members(&rc, root_fields, NULL);
+	struct member mem[M_N] = {{0}};
+	for (int k = 0; k < M_N; k++) {
+		mem[k].v = json_object_get(root, member_keys[k]);
+		mem[k].present = mem[k].v != NULL;
+	}
+	build_tables(b, mem);
+}
+
+/* Record by record from the scan: the big tables (objects, bindings, uses)
+ * are streamed when they have their container type; every other member is
+ * small and parsed alone.  Sets b->stream_failed when the text is not what
+ * the scan said (then the caller parses it whole). */
+static void build_model_streamed(struct nf_build *b, const struct nf_root_scan *scan)
+{
+	const char *t = b->a->json_text;
+	struct member mem[M_N] = {{0}};
+	json_t *keys = json_object();
+	if (!keys) {
+		b->ar->failed = true;
+		return;
+	}
+	for (size_t i = 0; i < scan->n && !b->stream_failed; i++) {
+		const struct nf_scan_member *sm = &scan->m[i];
+		if (json_object_set_new(keys, sm->key, json_null()) < 0)
+			b->ar->failed = true;
+		int k = 0;
+		while (k < M_N && strcmp(member_keys[k], sm->key) != 0)
+			k++;
+		struct member *m = k < M_N ? &mem[k] : NULL;
+		bool stream = (k == M_OBJECTS || k == M_USES) ? t[sm->start] == '['
+			      : k == M_BINDINGS ? t[sm->start] == '{' : false;
+		if (m) {
+			m->present = true;
+			m->start = sm->start;
+			m->end = sm->end;
+			m->count = sm->count;
+		}
+		if (stream)
+			continue;
+		json_t *v = nf_json_load_range(t, sm->start, sm->end);
+		if (!v)
+			b->stream_failed = true;
+		if (m)
+			m->v = v;
+		else
+			json_decref(v); /* unknown: only checked to be JSON */
+	}
+	if (!b->stream_failed) {
+		struct nf_where w = {.table = "root"};
+		struct nf_rec rc = {.b = b, .w = &w, .what = "the root record (seed §4.1)", .obj = keys};
+		nf_rec_members(&rc, root_fields, NULL);
+		build_tables(b, mem);
+	}
+	json_decref(keys);
+	for (int k = 0; k < M_N; k++)
+		json_decref(mem[k].v);
+	if (!b->stream_failed && mem[M_USES].present && !mem[M_USES].v) {
+		b->a->priv->uses_range = true;
+		b->a->priv->uses_start = mem[M_USES].start;
+		b->a->priv->uses_end = mem[M_USES].end;
+		b->a->priv->uses_count = mem[M_USES].count;
+	}
+}
+
+/* Forget a streamed build that turned out to be on text the scan misread
+ * (its arena pieces stay until close; this only happens on bad JSON). */
+static void reset_model(struct nf_build *b)
+{
+	struct nf_artifact *a = b->a;
+	struct nf_artifact_private *p = a->priv;
+	if (p->files)
+		for (uint32_t i = 0; i < a->nfiles; i++)
+			free(p->files[i].reason);
+	free(p->files);
+	p->files = NULL;
+	p->obj_by_id = NULL;
+	p->bind_by_name = NULL;
+	p->uses_range = false;
+	a->nfiles = 0;
+	a->files = NULL;
+	a->payload_bytes = 0;
+	a->nobjects = 0;
+	a->objects = NULL;
+	a->nbindings = 0;
+	a->bindings = NULL;
+	a->nuses = 0;
+	a->uses = NULL;
+	a->ncomponents = 0;
+	a->components = NULL;
+	a->uses_json = a->metadata_json = a->provenance_json = NULL;
+	free(b->all_ids);
+	b->all_ids = NULL;
+	b->nall_ids = 0;
+	free(b->dropped_bindings);
+	b->dropped_bindings = NULL;
+	b->ndropped_bindings = b->cap_dropped_bindings = 0;
+	free(b->uses_buf);
+	b->uses_buf = NULL;
+	b->uses_len = b->uses_cap = 0;
+	b->dir_error = false;
+	b->files_ok = false;
+	b->stream_failed = false;
+}
+
 /* ---- open / close ------------------------------------------------------ */
+
+static void build_free(struct nf_build *b)
+{
+	nf_bigints_free(&b->bigints);
+	free(b->all_ids);
+	b->all_ids = NULL;
+	free(b->dropped_bindings);
+	b->dropped_bindings = NULL;
+	free(b->uses_buf);
+	b->uses_buf = NULL;
+	nf_arena_free(&b->scratch);
+}
 
 static void free_artifact(struct nf_artifact *a)
 {
@@ -245,11 +404,20 @@ static void free_artifact(struct nf_artifact *a)
 		if (p->dirfd >= 0)
 			close(p->dirfd);
 		free(p->entry_dir);
+		free(p->uses_json);
 		pthread_mutex_destroy(&p->lock);
 		nf_arena_free(&p->arena);
 		free(p);
 	}
 	free(a);
+}
+
+char *nf_uses_json(const struct nf_artifact *a)
+{
+	const struct nf_artifact_private *p = a->priv;
+	if (p->uses_range)
+		return nf_uses_pretty(a->json_text, p->uses_start, p->uses_end, p->uses_count);
+	return a->uses_json ? strdup(a->uses_json) : strdup("[]\n");
 }
 
 void nf_artifact_close(struct nf_artifact *a)
@@ -273,6 +441,12 @@ static int set_paths(struct nf_artifact *a, const char *entry_path)
 }
 
 int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf_artifact **out)
+{
+	return nf_artifact_open_flags(entry_path, 0, report, out);
+}
+
+int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_report *report,
+			   struct nf_artifact **out)
 {
 	*out = NULL;
 	struct nf_artifact *a = calloc(1, sizeof *a);
@@ -307,35 +481,61 @@ int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf
 		free_artifact(a);
 		return -e;
 	}
-	struct nf_build b = {.a = a, .r = report, .ar = &p->arena};
+	struct nf_build b = {.a = a, .r = report, .ar = &p->arena, .flags = flags};
 	int rc = nf_read_entry(a, p->entry_fd, report, &b.entry_size);
 	if (rc < 0) {
 		free_artifact(a);
 		return rc;
 	}
-	int err = 0;
-	json_t *root = parse_json(&b, &err);
-	if (!root) {
-		if (err == -ENOMEM && !nf_report_has_code(report, "OUT_OF_MEMORY"))
-			nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "json",
-				      "cannot parse the JSON directory");
-		nf_bigints_free(&b.bigints);
-		free_artifact(a);
-		return err ? err : -EINVAL;
+	nf_arena_init(&b.scratch);
+	size_t mark = report->count;
+	bool oom_mark = report->oom;
+	bool streamed = false;
+	struct nf_root_scan scan;
+	if (nf_json_scan_root(a->json_text, (size_t)a->json_bytes, &scan)) {
+		build_model_streamed(&b, &scan);
+		nf_root_scan_free(&scan);
+		streamed = !b.stream_failed;
+		if (!streamed) {
+			nf_report_truncate(report, mark, oom_mark);
+			reset_model(&b);
+		}
 	}
-	if (!json_is_object(root)) {
-		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "FIELD_TYPE", "root",
-			      "seed §4.1: the JSON directory is an object; it is %s",
-			      nf_json_type_name(&b, root));
+	if (!streamed) {
+		int err = 0;
+		json_t *root = parse_json(&b, &err);
+		if (!root) {
+			if (err == -ENOMEM && !nf_report_has_code(report, "OUT_OF_MEMORY"))
+				nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY",
+					      "json", "cannot parse the JSON directory");
+			build_free(&b);
+			free_artifact(a);
+			return err ? err : -EINVAL;
+		}
+		if (!json_is_object(root)) {
+			nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "FIELD_TYPE", "root",
+				      "seed §4.1: the JSON directory is an object; it is %s",
+				      nf_json_type_name(&b, root));
+			json_decref(root);
+			build_free(&b);
+			free_artifact(a);
+			return -EINVAL;
+		}
+		build_model(&b, root);
 		json_decref(root);
-		nf_bigints_free(&b.bigints);
-		free_artifact(a);
-		return -EINVAL;
 	}
-	build_model(&b, root);
-	json_decref(root);
-	nf_bigints_free(&b.bigints);
-	free(b.all_ids);
+	/* uses.json: built record by record, handed to the artifact. */
+	if (b.uses_buf) {
+		char *fit = realloc(b.uses_buf, b.uses_len + 1);
+		if (fit)
+			b.uses_buf = fit;
+		p->uses_json = b.uses_buf;
+		a->uses_json = p->uses_json;
+		b.uses_buf = NULL;
+	} else if (!(streamed && p->uses_range && (flags & NF_OPEN_LAZY_USES_JSON))) {
+		a->uses_json = nf_arena_strdup(&p->arena, "[]\n");
+	}
+	build_free(&b);
 
 	if (p->arena.failed) {
 		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "json",

@@ -142,6 +142,12 @@ struct nf_artifact {
  * returns a negative errno and *out = NULL when not even that was possible
  * (the report then says why). */
 int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf_artifact **out);
+/* The same with options (NF_OPEN_* bits; 0 is nf_artifact_open()). */
+#define NF_OPEN_LAZY_USES_JSON 1u  /* leave a->uses_json NULL when nf_uses_json()
+				      can build it from the text (it is the
+				      largest part of the model of a big set) */
+int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_report *report,
+			   struct nf_artifact **out);
 void nf_artifact_close(struct nf_artifact *a);
 
 /* Lookups, O(log n) or O(1). Return the index, or -1. */
@@ -199,5 +205,11 @@ void nf_report_print_text(FILE *out, const struct nf_report *r, const struct nf_
 			  const char *entry_path);
 /* files.json of contract §2: index, path, payload range, status (+reason). */
 char *nf_files_json(const struct nf_artifact *a);
+/* uses.json of contract §2 (the same bytes as a->uses_json would hold),
+ * built now from the stored JSON text: malloc'd, NULL on OOM.  Thread-safe
+ * (it reads only the immutable text).  For a caller that opened with
+ * NF_OPEN_LAZY_USES_JSON (a->uses_json is then NULL when the text alone
+ * can give it): it is the largest text of the model after the JSON. */
+char *nf_uses_json(const struct nf_artifact *a);
 
 #endif

@@ -201,10 +201,45 @@ bool nf_parse_binding(struct nf_build *b, const struct nf_where *w, json_t *v, c
 	return out->shape != NULL;
 }
 
-void nf_build_bindings(struct nf_build *b, json_t *bindings)
+static int cmp_strp(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* A binding left out: remember its name (a use naming it is not reported
+ * again; the same name twice is a duplicate member). */
+static void remember_dropped(struct nf_build *b, const char *name)
+{
+	if (b->ndropped_bindings == b->cap_dropped_bindings) {
+		size_t cap = b->cap_dropped_bindings ? 2 * b->cap_dropped_bindings : 16;
+		char **n = realloc(b->dropped_bindings, cap * sizeof *n);
+		if (!n) {
+			b->ar->failed = true;
+			return;
+		}
+		b->dropped_bindings = n;
+		b->cap_dropped_bindings = cap;
+	}
+	char *copy = nf_arena_strdup(&b->scratch, name);
+	if (!copy) {
+		b->ar->failed = true;
+		return;
+	}
+	b->dropped_bindings[b->ndropped_bindings++] = copy;
+}
+
+bool nf_build_binding_named(const struct nf_build *b, const char *name)
+{
+	if (nf_binding_find(b->a, name) >= 0)
+		return true;
+	return b->ndropped_bindings &&
+	       bsearch(&name, b->dropped_bindings, b->ndropped_bindings, sizeof(char *), cmp_strp);
+}
+
+void nf_build_bindings(struct nf_build *b, struct nf_recs *bindings)
 {
 	struct nf_artifact *a = b->a;
-	size_t n = json_object_size(bindings);
+	size_t n = bindings->count;
 	if (n > UINT32_MAX - 1) {
 		struct nf_where w = {.table = "root"};
 		nf_dir_error(b, &w, "BINDINGS_TOO_MANY", "%zu bindings; at most %u are supported", n,
@@ -217,18 +252,36 @@ void nf_build_bindings(struct nf_build *b, json_t *bindings)
 	uint32_t kept = 0;
 	const char *name;
 	json_t *v;
-	json_object_foreach(bindings, name, v) {
+	while (nf_recs_next(bindings, &v, &name) == 1) {
 		struct nf_where w = {.table = "bindings", .name = name};
 		if (name[0] == '\0') {
 			nf_dir_error(b, &w, "ID_EMPTY", "seed §7.1: a logical parameter name is a "
 				     "non-empty ID; it is \"\"");
+			remember_dropped(b, name);
 			continue;
 		}
 		if (nf_parse_binding(b, &w, v, name, &out[kept]))
 			kept++;
+		else
+			remember_dropped(b, name);
 	}
 	a->bindings = out;
 	a->nbindings = kept;
 	if (!nf_index_bindings(a))
 		b->ar->failed = true;
+	if (b->ndropped_bindings)
+		qsort(b->dropped_bindings, b->ndropped_bindings, sizeof(char *), cmp_strp);
+	/* Member names are unique (jansson refuses a duplicate when it parses
+	 * the object as a whole; streamed, it is checked here and the whole
+	 * text is then parsed to report it the same way). */
+	if (bindings->tree || b->ar->failed)
+		return;
+	const uint32_t *ix = a->priv->bind_by_name;
+	for (uint32_t k = 1; k < kept; k++)
+		if (strcmp(out[ix[k]].name, out[ix[k - 1]].name) == 0)
+			b->stream_failed = true;
+	for (size_t k = 0; k < b->ndropped_bindings; k++)
+		if ((k && strcmp(b->dropped_bindings[k], b->dropped_bindings[k - 1]) == 0) ||
+		    nf_binding_find(a, b->dropped_bindings[k]) >= 0)
+			b->stream_failed = true;
 }

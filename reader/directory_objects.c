@@ -71,6 +71,13 @@ static bool parse_shape(const struct nf_rec *rc, json_t *v, struct nf_object *o)
 	bool ok = true, overflow = false;
 	for (size_t k = 0; k < rank; k++) {
 		json_t *d = json_array_get(v, k);
+		if (json_is_integer(d) && json_integer_value(d) > 0) {
+			/* the common case, without formatting a field name */
+			dims[k] = (uint64_t)json_integer_value(d);
+			if (__builtin_mul_overflow(elements, dims[k], &elements))
+				overflow = true;
+			continue;
+		}
 		char field[32];
 		snprintf(field, sizeof field, "shape[%zu]", k);
 		if (json_is_integer(d) && json_integer_value(d) == 0) {
@@ -221,8 +228,8 @@ static bool parse_object(struct nf_build *b, json_t *rec, const struct nf_where 
 
 	/* Copy the strings out of the JSON tree, which is freed after open. */
 	o->id = nf_arena_strdup(b->ar, id);
-	o->format = nf_arena_strdup(b->ar, o->format);
-	o->layout = nf_arena_strdup(b->ar, o->layout);
+	o->format = nf_intern(b, o->format);
+	o->layout = nf_intern(b, o->layout);
 	t->id = o->id;
 	o->index = t->index;
 	if (o->kind == NF_OBJ_TENSOR) {
@@ -244,10 +251,10 @@ static bool parse_object(struct nf_build *b, json_t *rec, const struct nf_where 
 	return true;
 }
 
-void nf_build_objects(struct nf_build *b, json_t *objects)
+void nf_build_objects(struct nf_build *b, struct nf_recs *objects)
 {
 	struct nf_artifact *a = b->a;
-	size_t n = json_array_size(objects);
+	size_t n = objects->count;
 	if (n > UINT32_MAX - 1) {
 		struct nf_where w = {.table = "root"};
 		nf_dir_error(b, &w, "OBJECTS_TOO_MANY", "%zu objects; at most %u are supported", n,
@@ -265,14 +272,21 @@ void nf_build_objects(struct nf_build *b, json_t *objects)
 	bool have_prev = false;
 	uint64_t prev_offset = 0;
 	uint32_t prev_index = 0;
-	for (size_t i = 0; i < n; i++) {
-		json_t *rec = json_array_get(objects, i);
+	json_t *rec;
+	for (size_t i = 0; i < n && nf_recs_next(objects, &rec, NULL) == 1; i++) {
 		struct nf_where w = {.table = "objects", .index = i};
 		json_t *idv = json_is_object(rec) ? json_object_get(rec, "id") : NULL;
 		if (json_is_string(idv))
 			w.name = json_string_value(idv);
 		tmp[i].index = (uint32_t)i;
 		tmp[i].keep = parse_object(b, rec, &w, &objs[i], &tmp[i]);
+		/* A left-out record's id still names it (duplicates, dangling
+		 * references), but the record itself is about to be freed. */
+		if (!tmp[i].keep && tmp[i].id) {
+			tmp[i].id = nf_arena_strdup(&b->scratch, tmp[i].id);
+			if (!tmp[i].id)
+				b->ar->failed = true;
+		}
 		/* seed §5.3: objects are listed by increasing offset. */
 		if (tmp[i].have_range) {
 			if (have_prev && tmp[i].offset < prev_offset)

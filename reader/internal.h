@@ -50,6 +50,11 @@ struct nf_artifact_private {
 	struct nf_file_state *files;
 	uint32_t *obj_by_id;      /* object indices sorted by id */
 	uint32_t *bind_by_name;   /* binding indices sorted by name */
+	char *uses_json;          /* malloc'd text behind a->uses_json (streamed build) */
+	/* The uses array's byte range in json_text, for nf_uses_json(); only
+	 * when the directory was read record by record (no big integers). */
+	bool uses_range;
+	size_t uses_start, uses_end, uses_count;
 };
 
 /* ---- header.c --------------------------------------------------------- */
@@ -96,6 +101,67 @@ void nf_json_resolve_bigints(struct nf_bigints *bi, json_t *root);
 void nf_bigints_free(struct nf_bigints *bi);
 const struct nf_bigint *nf_bigint_of(const struct nf_bigints *bi, const json_t *v);
 
+/* ---- json_scan.c: the directory record by record ---------------------- */
+
+/* The root object split into members without building a tree.  The scan is
+ * only trusted when it says so: anything it cannot vouch for (big integers,
+ * nesting deeper than 1024, a duplicate root member name, more than 64 root
+ * members, syntax it does not expect, trailing bytes) makes it return false,
+ * and the reader then parses the whole text with jansson exactly as before,
+ * so every finding about bad JSON comes from one place. */
+#define NF_SCAN_MAX_MEMBERS 64
+struct nf_scan_member {
+	char *key;                /* decoded, malloc'd */
+	size_t start, end;        /* the value: [start, end) of the text */
+	size_t count;             /* array elements / object members (containers) */
+};
+struct nf_root_scan {
+	struct nf_scan_member m[NF_SCAN_MAX_MEMBERS];
+	size_t n;
+};
+bool nf_json_scan_root(const char *text, size_t len, struct nf_root_scan *out);
+void nf_root_scan_free(struct nf_root_scan *s);
+
+/* The records of one table: either the elements/members of a parsed jansson
+ * array/object (`tree`), or streamed from the text one record at a time
+ * (each parsed alone, freed at the next call).  A streamed table whose text
+ * does not hold what the scan said sets *failed and ends early: the caller
+ * then throws the model away and parses the whole text. */
+struct nf_recs {
+	json_t *tree;
+	void *iter;
+	const char *text;         /* streamed: the JSON text */
+	size_t pos, end;          /* streamed: cursor; end = the closing bracket */
+	bool object;
+	size_t count, i;
+	/* streamed uses: a record of the plain common form (see
+	 * nf_recs_next_use) is not handed to jansson */
+	bool plain_uses;
+	char *plain[3];           /* parameter, input, activation_policy (or NULL) */
+	size_t plain_cap[3];
+	json_t *cur;              /* streamed: the current record (owned) */
+	size_t cur_start, cur_end; /* streamed: its text */
+	char *key;                /* streamed: the current member name */
+	size_t key_cap;
+	bool *failed;
+};
+void nf_recs_tree(struct nf_recs *s, json_t *tree, bool *failed);
+void nf_recs_text(struct nf_recs *s, const char *text, size_t start, size_t end, size_t count,
+		  bool *failed);
+/* 1: *v (valid until the next call) and, for an object, *key; 0: no more. */
+int nf_recs_next(struct nf_recs *s, json_t **v, const char **key);
+void nf_recs_done(struct nf_recs *s);
+/* For the uses table: like nf_recs_next, but a streamed record of the
+ * plain form {"parameter": S, "input": S[, "activation_policy": P]} (members
+ * in any order, each once; S non-empty printable ASCII without escapes; P
+ * one of the three policies) is returned as 2 with s->plain[] set and no
+ * jansson tree (*v NULL): such a record is valid JSON and has no finding
+ * of its own, so only the reference check is left to make.  1 and 0 as
+ * nf_recs_next. */
+int nf_recs_next_use(struct nf_recs *s, json_t **v);
+/* Parse [start, end) of the text alone, exactly (JSON_DECODE_ANY). */
+json_t *nf_json_load_range(const char *text, size_t start, size_t end);
+
 /* ---- json_fields.c: typed access with findings ------------------------ */
 
 struct nf_build {
@@ -110,7 +176,17 @@ struct nf_build {
 	 * a reference to a record that was left out is not reported again. */
 	const char **all_ids;
 	size_t nall_ids;
-	json_t *bindings_json;    /* the root bindings object as parsed */
+	/* Names of bindings that were left out (scratch copies, sorted after
+	 * the bindings are built): a use naming one is not reported again. */
+	char **dropped_bindings;
+	size_t ndropped_bindings, cap_dropped_bindings;
+	struct nf_arena scratch;  /* temporaries of one open, freed after it */
+	bool stream_failed;       /* the streamed text was not what the scan said */
+	unsigned flags;           /* NF_OPEN_* */
+	char *uses_buf;           /* uses_json being built (malloc'd) */
+	size_t uses_len, uses_cap;
+	const char *interned[32]; /* nf_intern(): a few distinct short strings */
+	size_t ninterned;
 };
 
 /* A record being read: its JSON object and where it is. */
@@ -145,6 +221,9 @@ int nf_rec_u64(const struct nf_rec *rc, const char *key, bool required, bool pos
  * by the parser).  Same return convention. */
 int nf_rec_id(const struct nf_rec *rc, const char *key, bool required, const char **out);
 bool nf_val_id(const struct nf_rec *rc, const char *field, const json_t *v, const char **out);
+/* An arena copy of s, shared with earlier equal strings while there are
+ * few distinct ones (format, layout, encoding, activation policy). */
+const char *nf_intern(struct nf_build *b, const char *s);
 /* Pretty JSON ("  " indent, newline-terminated) into the arena. */
 char *nf_pretty(struct nf_build *b, const json_t *v);
 
@@ -152,9 +231,15 @@ char *nf_pretty(struct nf_build *b, const json_t *v);
 
 /* Each builds one table of the model from the parsed root, reporting. */
 void nf_build_files(struct nf_build *b, json_t *files, uint64_t entry_size);
-void nf_build_objects(struct nf_build *b, json_t *objects);
-void nf_build_bindings(struct nf_build *b, json_t *bindings);
-void nf_build_uses(struct nf_build *b, json_t *uses);
+void nf_build_objects(struct nf_build *b, struct nf_recs *objects);
+void nf_build_bindings(struct nf_build *b, struct nf_recs *bindings);
+/* Also builds the pretty uses_json text (b->uses_buf) record by record. */
+void nf_build_uses(struct nf_build *b, struct nf_recs *uses);
+/* Is `name` a member of the root bindings object (kept or left out)? */
+bool nf_build_binding_named(const struct nf_build *b, const char *name);
+/* uses.json from the uses array at [start, end) of the text (count
+ * elements, as scanned): malloc'd, NULL on OOM or bad text. */
+char *nf_uses_pretty(const char *text, size_t start, size_t end, size_t count);
 void nf_build_components(struct nf_build *b, json_t *components);
 
 /* Parse one Binding record (seed §7.1) into *out (arena).  Returns false
@@ -166,6 +251,11 @@ bool nf_build_id_known(const struct nf_build *b, const char *id);
 /* Sorted lookup indices (priv->obj_by_id, priv->bind_by_name). */
 bool nf_index_objects(struct nf_artifact *a);
 bool nf_index_bindings(struct nf_artifact *a);
+
+/* ---- report.c ---------------------------------------------------------- */
+
+/* Drop the findings after the first `count` (a discarded streamed build). */
+void nf_report_truncate(struct nf_report *r, size_t count, bool oom);
 
 /* ---- files.c ---------------------------------------------------------- */
 

@@ -208,6 +208,19 @@ int nf_rec_id(const struct nf_rec *rc, const char *key, bool required, const cha
 	return nf_val_id(rc, key, v, out) ? 1 : -1;
 }
 
+const char *nf_intern(struct nf_build *b, const char *s)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < b->ninterned; i++)
+		if (strcmp(b->interned[i], s) == 0)
+			return b->interned[i];
+	char *c = nf_arena_strdup(b->ar, s);
+	if (c && b->ninterned < sizeof b->interned / sizeof *b->interned)
+		b->interned[b->ninterned++] = c;
+	return c;
+}
+
 char *nf_pretty(struct nf_build *b, const json_t *v)
 {
 	char *s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);

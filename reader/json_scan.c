@@ -336,3 +336,451 @@ const struct nf_bigint *nf_bigint_of(const struct nf_bigints *bi, const json_t *
 	struct nf_bigint key = {.node = (json_t *)v};
 	return bsearch(&key, bi->items, bi->count, sizeof key, cmp_node);
 }
+
+/* ---- the directory record by record ------------------------------------
+ *
+ * jansson's tree of a directory with a million records costs ~15x the text.
+ * So the root object is split here into members, and the big tables
+ * (objects, bindings, uses) are parsed one record at a time: peak memory is
+ * the text, the model and one record.  The split is only trusted on text it
+ * fully understands; the glue between values (brackets, commas, colons,
+ * whitespace, member names) is checked strictly here and every value is
+ * parsed strictly by jansson, so a text accepted this way is exactly a text
+ * jansson accepts as a whole.  Anything else goes the slow way (the whole
+ * text to jansson), which reports bad JSON as it always did. */
+
+#define SCAN_MAX_DEPTH 1024  /* below jansson's 2048: deeper goes the slow way */
+
+static inline bool is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static size_t skip_ws(const char *t, size_t i, size_t len)
+{
+	while (i < len && is_ws(t[i]))
+		i++;
+	return i;
+}
+
+/* t[i] is '"': the index after the closing quote, or 0. */
+static size_t skip_string(const char *t, size_t i, size_t len)
+{
+	size_t j = i + 1;
+	for (;;) {
+		const char *q = j < len ? memchr(t + j, '"', len - j) : NULL;
+		if (!q)
+			return 0;
+		size_t k = (size_t)(q - t), bs = 0;
+		while (k - bs > i + 1 && t[k - bs - 1] == '\\')
+			bs++;
+		if (bs % 2 == 0)
+			return k + 1;
+		j = k + 1;
+	}
+}
+
+/* One value starting at t[i]: its end, or 0 when the scan cannot vouch for
+ * it.  Containers also give their number of elements/members. */
+static size_t skip_value(const char *t, size_t i, size_t len, size_t *count)
+{
+	*count = 0;
+	if (i >= len)
+		return 0;
+	char c0 = t[i];
+	if (c0 == '"')
+		return skip_string(t, i, len);
+	if (c0 != '{' && c0 != '[') {
+		size_t j = i;
+		while (j < len && !is_ws(t[j]) && t[j] != ',' && t[j] != '}' && t[j] != ']')
+			j++;
+		if (j == i)
+			return 0;
+		if ((c0 == '-' || (c0 >= '0' && c0 <= '9')) && !memchr(t + i, '.', j - i) &&
+		    !memchr(t + i, 'e', j - i) && !memchr(t + i, 'E', j - i) &&
+		    !fits_int64(t + i, j - i))
+			return 0;
+		return j;
+	}
+	size_t first = skip_ws(t, i + 1, len);
+	if (first >= len)
+		return 0;
+	bool empty = t[first] == (c0 == '{' ? '}' : ']');
+	size_t commas = 0, j = i, depth = 0;
+	while (j < len) {
+		char c = t[j];
+		switch (c) {
+		case '"':
+			j = skip_string(t, j, len);
+			if (!j)
+				return 0;
+			continue;
+		case '{': case '[':
+			if (++depth > SCAN_MAX_DEPTH)
+				return 0;
+			break;
+		case '}': case ']':
+			if (--depth == 0) {
+				*count = empty ? 0 : commas + 1;
+				return j + 1;
+			}
+			break;
+		case ',':
+			commas += depth == 1;
+			break;
+		default:
+			if (c == '-' || (c >= '0' && c <= '9')) {
+				size_t k = j;
+				bool integer = true;
+				while (k < len && ((t[k] >= '0' && t[k] <= '9') || t[k] == '-' ||
+						   t[k] == '+' || t[k] == '.' || t[k] == 'e' || t[k] == 'E')) {
+					if (t[k] == '.' || t[k] == 'e' || t[k] == 'E')
+						integer = false;
+					k++;
+				}
+				/* A big integer: the slow way rewrites and reports it. */
+				if (integer && k - j >= 19 && !fits_int64(t + j, k - j))
+					return 0;
+				j = k;
+				continue;
+			}
+		}
+		j++;
+	}
+	return 0;
+}
+
+void nf_root_scan_free(struct nf_root_scan *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->m[i].key);
+	s->n = 0;
+}
+
+bool nf_json_scan_root(const char *t, size_t len, struct nf_root_scan *out)
+{
+	out->n = 0;
+	size_t i = skip_ws(t, 0, len);
+	if (i >= len || t[i] != '{')
+		return false;
+	i = skip_ws(t, i + 1, len);
+	if (i < len && t[i] == '}') {
+		i++;
+	} else {
+		for (;;) {
+			if (i >= len || t[i] != '"' || out->n == NF_SCAN_MAX_MEMBERS)
+				goto fail;
+			size_t j = skip_string(t, i, len);
+			if (!j)
+				goto fail;
+			char *key = decode_key(t + i, j - i);
+			if (!key)
+				goto fail;
+			for (size_t k = 0; k < out->n; k++)
+				if (strcmp(out->m[k].key, key) == 0) {
+					free(key);
+					goto fail; /* duplicate: jansson reports it */
+				}
+			struct nf_scan_member *m = &out->m[out->n++];
+			m->key = key;
+			i = skip_ws(t, j, len);
+			if (i >= len || t[i] != ':')
+				goto fail;
+			i = skip_ws(t, i + 1, len);
+			m->start = i;
+			m->end = skip_value(t, i, len, &m->count);
+			if (!m->end)
+				goto fail;
+			i = skip_ws(t, m->end, len);
+			if (i < len && t[i] == ',') {
+				i = skip_ws(t, i + 1, len);
+				continue;
+			}
+			if (i < len && t[i] == '}') {
+				i++;
+				break;
+			}
+			goto fail;
+		}
+	}
+	if (skip_ws(t, i, len) == len)
+		return true;
+fail:
+	nf_root_scan_free(out);
+	return false;
+}
+
+json_t *nf_json_load_range(const char *text, size_t start, size_t end)
+{
+	json_error_t e;
+	return json_loadb(text + start, end - start, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
+}
+
+void nf_recs_tree(struct nf_recs *s, json_t *tree, bool *failed)
+{
+	memset(s, 0, sizeof *s);
+	s->tree = tree;
+	s->object = json_is_object(tree);
+	s->count = s->object ? json_object_size(tree) : json_array_size(tree);
+	s->iter = s->object ? json_object_iter(tree) : NULL;
+	s->failed = failed;
+}
+
+void nf_recs_text(struct nf_recs *s, const char *text, size_t start, size_t end, size_t count,
+		  bool *failed)
+{
+	memset(s, 0, sizeof *s);
+	s->text = text;
+	s->object = text[start] == '{';
+	s->pos = start + 1;
+	s->end = end - 1;
+	s->count = count;
+	s->failed = failed;
+}
+
+static void recs_fail(struct nf_recs *s)
+{
+	*s->failed = true;
+}
+
+static bool set_key(struct nf_recs *s, const char *tok, size_t n)
+{
+	/* tok is the raw token, quotes included.  Plain printable ASCII is
+	 * its own value; anything else is decoded (and checked) by jansson. */
+	bool plain = true;
+	for (size_t k = 1; k + 1 < n && plain; k++) {
+		unsigned char c = (unsigned char)tok[k];
+		plain = c >= 0x20 && c < 0x7f && c != '\\';
+	}
+	char *dec = NULL;
+	const char *val = tok + 1;
+	size_t vlen = n - 2;
+	if (!plain) {
+		dec = decode_key(tok, n);
+		if (!dec)
+			return false;
+		val = dec;
+		vlen = strlen(dec);
+	}
+	if (vlen + 1 > s->key_cap) {
+		size_t cap = s->key_cap ? s->key_cap : 64;
+		while (cap < vlen + 1)
+			cap *= 2;
+		char *k = realloc(s->key, cap);
+		if (!k) {
+			free(dec);
+			return false;
+		}
+		s->key = k;
+		s->key_cap = cap;
+	}
+	memcpy(s->key, val, vlen);
+	s->key[vlen] = '\0';
+	free(dec);
+	return true;
+}
+
+static int text_next(struct nf_recs *s, json_t **v, const char **key);
+
+int nf_recs_next(struct nf_recs *s, json_t **v, const char **key)
+{
+	if (s->tree) {
+		if (s->object) {
+			if (!s->iter)
+				return 0;
+			*v = json_object_iter_value(s->iter);
+			if (key)
+				*key = json_object_iter_key(s->iter);
+			s->iter = json_object_iter_next(s->tree, s->iter);
+		} else {
+			if (s->i >= s->count)
+				return 0;
+			*v = json_array_get(s->tree, s->i);
+		}
+		s->i++;
+		return 1;
+	}
+	return text_next(s, v, key);
+}
+
+static bool set_plain(struct nf_recs *s, int k, const char *p, size_t n)
+{
+	if (n + 1 > s->plain_cap[k]) {
+		size_t cap = s->plain_cap[k] ? s->plain_cap[k] : 64;
+		while (cap < n + 1)
+			cap *= 2;
+		char *q = realloc(s->plain[k], cap);
+		if (!q)
+			return false;
+		s->plain[k] = q;
+		s->plain_cap[k] = cap;
+	}
+	memcpy(s->plain[k], p, n);
+	s->plain[k][n] = '\0';
+	return true;
+}
+
+/* t[i] starts a record: its end when it has the plain Use form, else 0
+ * (then jansson parses it and the Use code reads it as any other). */
+static size_t match_plain_use(struct nf_recs *s, const char *t, size_t i, size_t end)
+{
+	static const char *const keys[3] = {"parameter", "input", "activation_policy"};
+	static const char *const policies[] = {"A16Only", "AllowA8", "AllowA4"};
+	bool seen[3] = {false, false, false};
+	if (t[i] != '{')
+		return 0;
+	i = skip_ws(t, i + 1, end);
+	for (;;) {
+		/* "key" */
+		if (i >= end || t[i] != '"')
+			return 0;
+		size_t ks = ++i;
+		while (i < end && t[i] != '"')
+			i++;
+		if (i >= end)
+			return 0;
+		size_t kn = i - ks;
+		int k = 0;
+		while (k < 3 && !(strlen(keys[k]) == kn && memcmp(t + ks, keys[k], kn) == 0))
+			k++;
+		if (k == 3 || seen[k])
+			return 0;
+		seen[k] = true;
+		i = skip_ws(t, i + 1, end);
+		if (i >= end || t[i] != ':')
+			return 0;
+		i = skip_ws(t, i + 1, end);
+		/* "value": non-empty printable ASCII, no escapes */
+		if (i >= end || t[i] != '"')
+			return 0;
+		size_t vs = ++i;
+		while (i < end && t[i] != '"') {
+			unsigned char c = (unsigned char)t[i];
+			if (c < 0x20 || c >= 0x7f || c == '\\')
+				return 0;
+			i++;
+		}
+		if (i >= end || i == vs)
+			return 0;
+		if (!set_plain(s, k, t + vs, i - vs))
+			return 0;
+		if (k == 2) {
+			bool known = false;
+			for (size_t p = 0; p < 3; p++)
+				known |= strcmp(policies[p], s->plain[2]) == 0;
+			if (!known)
+				return 0;
+		}
+		i = skip_ws(t, i + 1, end);
+		if (i < end && t[i] == ',') {
+			i = skip_ws(t, i + 1, end);
+			continue;
+		}
+		if (i < end && t[i] == '}')
+			break;
+		return 0;
+	}
+	if (!seen[0] || !seen[1])
+		return 0;
+	if (!seen[2] && s->plain[2])
+		s->plain[2][0] = '\0';
+	return i + 1;
+}
+
+int nf_recs_next_use(struct nf_recs *s, json_t **v)
+{
+	if (s->tree || !s->text)
+		return nf_recs_next(s, v, NULL);
+	s->plain_uses = true;
+	int r = text_next(s, v, NULL);
+	s->plain_uses = false;
+	return r;
+}
+
+/* The next record of a streamed table, parsed here. */
+static int text_next(struct nf_recs *s, json_t **v, const char **key)
+{
+	json_decref(s->cur);
+	s->cur = NULL;
+	if (*s->failed || !s->text)
+		return 0;
+	const char *t = s->text;
+	size_t i = skip_ws(t, s->pos, s->end);
+	if (i == s->end) {
+		if (s->i != s->count)
+			recs_fail(s);
+		return 0;
+	}
+	if (s->i > 0) {
+		if (t[i] != ',')
+			goto fail;
+		i = skip_ws(t, i + 1, s->end);
+		if (i == s->end)
+			goto fail;
+	}
+	if (s->i >= s->count)
+		goto fail;
+	if (s->object) {
+		if (t[i] != '"')
+			goto fail;
+		size_t j = skip_string(t, i, s->end);
+		if (!j || !set_key(s, t + i, j - i))
+			goto fail;
+		i = skip_ws(t, j, s->end);
+		if (i == s->end || t[i] != ':')
+			goto fail;
+		i = skip_ws(t, i + 1, s->end);
+	}
+	if (s->plain_uses) {
+		size_t j = match_plain_use(s, t, i, s->end);
+		if (j) {
+			s->pos = j;
+			s->cur_start = i;
+			s->cur_end = j;
+			s->i++;
+			*v = NULL;
+			return 2;
+		}
+	}
+	json_error_t e;
+	s->cur = json_loadb(t + i, s->end - i,
+			    JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+	if (!s->cur || e.position <= 0 || (size_t)e.position > s->end - i)
+		goto fail;
+	s->pos = i + (size_t)e.position;
+	s->cur_start = i;
+	s->cur_end = s->pos;
+	s->i++;
+	*v = s->cur;
+	if (key)
+		*key = s->object ? s->key : NULL;
+	return 1;
+fail:
+	json_decref(s->cur);
+	s->cur = NULL;
+	recs_fail(s);
+	return 0;
+}
+
+/* A streamed table must end where the scan said it ends. */
+static void text_finish(struct nf_recs *s)
+{
+	json_t *v;
+	if (!s->tree && s->text && !*s->failed && text_next(s, &v, NULL) == 1)
+		recs_fail(s);
+}
+
+void nf_recs_done(struct nf_recs *s)
+{
+	text_finish(s);
+	json_decref(s->cur);
+	s->cur = NULL;
+	free(s->key);
+	s->key = NULL;
+	s->key_cap = 0;
+	for (int k = 0; k < 3; k++) {
+		free(s->plain[k]);
+		s->plain[k] = NULL;
+		s->plain_cap[k] = 0;
+	}
+}

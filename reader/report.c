@@ -121,3 +121,17 @@ const char *nf_scope_name(enum nf_scope s)
 	}
 	return "?";
 }
+
+/* Declared in reader/internal.h: the reader drops the findings of a
+ * streamed build it throws away (it then reads the text as a whole). */
+void nf_report_truncate(struct nf_report *r, size_t count, bool oom);
+void nf_report_truncate(struct nf_report *r, size_t count, bool oom)
+{
+	for (size_t i = count; i < r->count; i++) {
+		free(r->items[i].where);
+		free(r->items[i].evidence);
+	}
+	if (count < r->count)
+		r->count = count;
+	r->oom = oom;
+}

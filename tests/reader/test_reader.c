@@ -6,6 +6,7 @@ Suite *directory_suite(void);
 Suite *files_suite(void);
 Suite *rangemap_suite(void);
 Suite *model_suite(void);
+Suite *stream_suite(void);
 
 int main(void)
 {
@@ -13,6 +14,7 @@ int main(void)
 	srunner_add_suite(sr, files_suite());
 	srunner_add_suite(sr, rangemap_suite());
 	srunner_add_suite(sr, model_suite());
+	srunner_add_suite(sr, stream_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
