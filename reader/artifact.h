@@ -195,6 +195,15 @@ int nf_artifact_check_deep(struct nf_artifact *a, struct nf_report *report,
 			   void (*progress)(void *arg, uint64_t done, uint64_t total),
 			   void *progress_arg);
 
+/* Read logical payload bytes [off, off+len) into buf with pread, through
+ * the range map, opening files as needed.  Returns 0; -ERANGE when the
+ * range is not inside the payload; or the first failing file's -errno
+ * (-ENODATA when it ends early, -EIO/-ENOENT when missing or bad), with its
+ * index in *failed_file when that is not NULL.  The daemon reads through
+ * the io_uring engine instead; this is the path of tools and tests. */
+int nf_payload_read(struct nf_artifact *a, uint64_t off, uint64_t len, void *buf,
+		    uint32_t *failed_file);
+
 /* The validation report document of contract §4, as a NUL-terminated
  * malloc'd JSON string (pretty, newline-terminated).  `a` may be NULL when
  * the artifact could not be opened. */

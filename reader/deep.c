@@ -39,24 +39,9 @@ static void file_where(const struct nf_artifact *a, uint32_t i, char *buf, size_
 		snprintf(buf, n, "files[%u] %s", i, a->files[i].path ? a->files[i].path : "");
 }
 
-static int pread_full(int fd, uint8_t *buf, uint64_t n, uint64_t off)
-{
-	uint64_t got = 0;
-	while (got < n) {
-		ssize_t k = pread(fd, buf + got, (size_t)(n - got), (off_t)(off + got));
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -ENODATA;
-		got += (uint64_t)k;
-	}
-	return 0;
-}
-
-static void read_failed(struct deep *d, uint32_t file, uint64_t off, int err)
+/* A read of a present file failed: one finding per file.  `what` names
+ * the bytes ("file offset N" or "logical payload offset N"). */
+static void read_failed(struct deep *d, uint32_t file, const char *what, uint64_t off, int err)
 {
 	if (d->read_failed[file])
 		return;
@@ -64,39 +49,25 @@ static void read_failed(struct deep *d, uint32_t file, uint64_t off, int err)
 	char where[512];
 	file_where(d->a, file, where, sizeof where);
 	nf_report_add(d->r, NF_SEV_ERROR, NF_SCOPE_FILE, "DEEP_READ_FAILED", where,
-		      "seed §11.2: a read of the declared bytes must get them all; reading at file "
-		      "offset %" PRIu64 " failed: %s", off,
+		      "seed §11.2: a read of the declared bytes must get them all; reading at %s "
+		      "%" PRIu64 " failed: %s", what, off,
 		      err == -ENODATA ? "premature end of file" : strerror(-err));
 }
 
 /* Read logical [off, off+len) into buf.  Returns 0, or -1 when a file it
- * needs is missing, bad or failed (then the bytes are not checked). */
+ * needs is missing, bad or failed (then the bytes are not checked).  A
+ * missing or bad file is already a finding of nf_artifact_check_files();
+ * a present file that fails is reported here, once. */
 static int read_logical(struct deep *d, uint64_t off, uint64_t len, uint8_t *buf)
 {
-	struct nf_segment segs[8];
-	while (len > 0) {
-		ssize_t n = nf_range_map(d->a, off, len, segs, 8);
-		if (n < 0)
-			return -1;
-		size_t k = (size_t)n < 8 ? (size_t)n : 8;
-		uint64_t step = 0;
-		for (size_t i = 0; i < k; i++) {
-			int fd = nf_file_open(d->a, segs[i].file);
-			if (fd < 0 || d->read_failed[segs[i].file])
-				return -1;
-			int rc = pread_full(fd, buf + segs[i].dest_offset, segs[i].length,
-					    segs[i].file_offset);
-			if (rc < 0) {
-				read_failed(d, segs[i].file, segs[i].file_offset, rc);
-				return -1;
-			}
-			step = segs[i].dest_offset + segs[i].length;
-		}
-		off += step;
-		len -= step;
-		buf += step;
-	}
-	return 0;
+	uint32_t file = 0;
+	int rc = nf_payload_read(d->a, off, len, buf, &file);
+
+	if (rc == 0)
+		return 0;
+	if (rc != -ERANGE && nf_file_status(d->a, file, NULL) == NF_FILE_PRESENT)
+		read_failed(d, file, "logical payload offset", off, rc);
+	return -1;
 }
 
 static void advance(struct deep *d, uint64_t n)
@@ -201,9 +172,9 @@ static void check_header_zeros(struct deep *d, uint32_t file, uint64_t begin, ui
 	if (fd < 0)
 		return;
 	uint64_t n = end - begin; /* < 4096 */
-	int rc = pread_full(fd, d->buf, n, begin);
+	int rc = nf_pread_full(fd, d->buf, n, begin);
 	if (rc < 0) {
-		read_failed(d, file, begin, rc);
+		read_failed(d, file, "file offset", begin, rc);
 		return;
 	}
 	uint64_t k = first_nonzero(d->buf, n);

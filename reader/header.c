@@ -23,24 +23,6 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-/* pread exactly n bytes; -errno, or -ENODATA on a premature end. */
-static int pread_full(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t done = 0;
-	while (done < n) {
-		ssize_t k = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -ENODATA;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
 static void hexbytes(char *out, const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -71,7 +53,7 @@ int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *
 			      (unsigned long long)*entry_size);
 		return -EINVAL;
 	}
-	int rc = pread_full(fd, h, sizeof h, 0);
+	int rc = nf_pread_full(fd, h, sizeof h, 0);
 	if (rc < 0) {
 		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
 			      "%s: reading the header failed: %s", a->entry_path,
@@ -138,7 +120,7 @@ int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *
 			      (unsigned long long)a->json_bytes);
 		return -ENOMEM;
 	}
-	rc = pread_full(fd, text, (size_t)a->json_bytes, NF_ENTRY_HEADER_BYTES);
+	rc = nf_pread_full(fd, text, (size_t)a->json_bytes, NF_ENTRY_HEADER_BYTES);
 	if (rc < 0) {
 		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
 			      "%s: reading the JSON failed: %s", a->entry_path,

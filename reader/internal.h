@@ -63,6 +63,9 @@ struct nf_artifact_private {
  * success the artifact has artifact_id, json_bytes, entry_payload_start
  * and json_text (arena), and *entry_size holds the entry's length. */
 int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *entry_size);
+/* payload.c: pread exactly n bytes at off; 0, -errno, or -ENODATA when the
+ * file ends first. */
+int nf_pread_full(int fd, void *buf, uint64_t n, uint64_t off);
 
 /* ---- where.c: locating findings -------------------------------------- */
 

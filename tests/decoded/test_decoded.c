@@ -30,31 +30,6 @@ struct counting_fetch {
 	unsigned calls;
 };
 
-static int fetch_logical(struct nf_artifact *a, uint64_t off, uint64_t len, uint8_t *buf)
-{
-	ssize_t n = nf_range_map(a, off, len, NULL, 0);
-	if (n < 0)
-		return (int)n;
-	struct nf_segment *segs = calloc((size_t)n + 1, sizeof(*segs));
-	ck_assert_ptr_nonnull(segs);
-	ck_assert_int_eq(nf_range_map(a, off, len, segs, (size_t)n), n);
-	for (ssize_t i = 0; i < n; i++) {
-		int fd = nf_file_open(a, segs[i].file);
-		if (fd < 0) {
-			free(segs);
-			return fd;
-		}
-		ssize_t got = pread(fd, buf + segs[i].dest_offset, segs[i].length,
-				    (off_t)segs[i].file_offset);
-		if (got != (ssize_t)segs[i].length) {
-			free(segs);
-			return -EIO;
-		}
-	}
-	free(segs);
-	return 0;
-}
-
 static int counting_fetch(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
 			  uint8_t *const *bufs)
 {
@@ -65,7 +40,8 @@ static int counting_fetch(void *arg, uint32_t object, const struct nf_span *span
 	for (unsigned i = 0; i < n; i++) {
 		ck_assert_uint_le(spans[i].offset + spans[i].length, o->bytes);
 		c->bytes += spans[i].length;
-		int rc = fetch_logical(c->a, o->offset + spans[i].offset, spans[i].length, bufs[i]);
+		int rc = nf_payload_read(c->a, o->offset + spans[i].offset, spans[i].length, bufs[i],
+					 NULL);
 		if (rc)
 			return rc;
 	}

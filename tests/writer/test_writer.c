@@ -125,8 +125,8 @@ static void print_report(const struct nf_report *r)
 			r->items[i].evidence ? r->items[i].evidence : "");
 }
 
-/* Open with the reader: no error findings; every object's bytes through
- * nf_range_map + pread equal `expect[i]`. */
+/* Open with the reader: no error findings; every object's bytes read back
+ * through the range map (nf_payload_read) equal `expect[i]`. */
 static struct nf_artifact *open_clean(const char *entry)
 {
 	struct nf_report r;
@@ -148,17 +148,7 @@ static uint8_t *read_object(struct nf_artifact *a, uint32_t i)
 	const struct nf_object *o = &a->objects[i];
 	uint8_t *buf = malloc(o->bytes);
 	ck_assert_ptr_nonnull(buf);
-	ssize_t ns = nf_range_map(a, o->offset, o->bytes, NULL, 0);
-	ck_assert_int_gt(ns, 0);
-	struct nf_segment *segs = calloc((size_t)ns, sizeof *segs);
-	ck_assert_int_eq(nf_range_map(a, o->offset, o->bytes, segs, (size_t)ns), ns);
-	for (ssize_t s = 0; s < ns; s++) {
-		int fd = nf_file_open(a, segs[s].file);
-		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(pread(fd, buf + segs[s].dest_offset, segs[s].length, (off_t)segs[s].file_offset),
-				 (ssize_t)segs[s].length);
-	}
-	free(segs);
+	ck_assert_int_eq(nf_payload_read(a, o->offset, o->bytes, buf, NULL), 0);
 	return buf;
 }
 
