@@ -73,6 +73,7 @@ struct nf_fs {
 	struct nf_report report;
 	char *validation_json;
 	char *files_json;
+	uint64_t uses_bytes;            /* uses.json, when a->uses_json is NULL */
 	struct nf_tree tree;
 	struct nf_safetensors st;       /* decoded/model.safetensors */
 	bool has_st;

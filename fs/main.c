@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -221,7 +222,9 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 	struct nf_report *r = &fs->report;
 	int rc;
 
-	rc = nf_artifact_open(entry, r, &fs->a);
+	/* uses.json is made on open (nf_uses_json), not kept: for a large set
+	 * it is the largest text of the model after the JSON itself */
+	rc = nf_artifact_open_flags(entry, NF_OPEN_LAZY_USES_JSON, r, &fs->a);
 	if (rc < 0 || fs->a == NULL) {
 		nf_report_print_text(stderr, r, NULL, entry);
 		fprintf(stderr, "ninferfs: cannot read %s: %s\n", entry, strerror(rc < 0 ? -rc : EIO));
@@ -240,7 +243,15 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 		nf_report_print_text(stderr, r, fs->a, entry);
 	fs->validation_json = nf_report_to_json(r, fs->a, entry, "ninferfs", argc, argv);
 	fs->files_json = nf_files_json(fs->a);
-	if (fs->validation_json == NULL || fs->files_json == NULL) {
+	bool uses_ok = true;
+	if (fs->a->uses_json == NULL) {
+		/* its size, for st_size; the bytes are made again on open */
+		char *uses = nf_uses_json(fs->a);
+		uses_ok = uses != NULL;
+		fs->uses_bytes = uses ? strlen(uses) : 0;
+		free(uses);
+	}
+	if (fs->validation_json == NULL || fs->files_json == NULL || !uses_ok) {
 		fprintf(stderr, "ninferfs: out of memory\n");
 		return NF_EXIT_ENTRY;
 	}
@@ -275,7 +286,11 @@ static int prepare(struct nf_fs *fs)
 		return rc;
 	}
 	fs->has_st = true;
-	struct nf_tree_docs docs = {fs->validation_json, fs->files_json, fs->opt.dtype, &fs->st};
+	struct nf_tree_docs docs = {.validation_json = fs->validation_json,
+				    .files_json = fs->files_json,
+				    .uses_bytes = fs->uses_bytes,
+				    .dtype = fs->opt.dtype,
+				    .st = &fs->st};
 	rc = nf_tree_build(&fs->tree, fs->a, &docs, err, sizeof err);
 	if (rc < 0)
 		fprintf(stderr, "ninferfs: cannot build the tree: %s\n", err);
@@ -456,6 +471,11 @@ int main(int argc, char **argv)
 	struct nf_fs fs;
 	int status;
 
+	/* A fixed mmap threshold: big arrays (the tree's nodes, names, pieces)
+	 * grow by mremap instead of a copy, and big freed buffers go back to
+	 * the system; glibc's dynamic threshold would move them to the heap
+	 * after the first big free (issue 6: peak RSS at mount). */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	memset(&fs, 0, sizeof fs);
 	memset(&cmd, 0, sizeof cmd);
 	fs.foreground = true;   /* stderr until daemonized */

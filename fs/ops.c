@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <syslog.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,8 +44,8 @@ static void fill_stat(const struct nf_fs *fs, uint32_t idx, struct stat *st)
 	}
 	st->st_mode = S_IFREG | (0444 & ~fs->umask);
 	st->st_nlink = 1;
-	st->st_size = n->view.kind == NF_VIEW_STATS ? 0 : (off_t)n->view.size;
-	st->st_blocks = (blkcnt_t)((n->view.size + 511) / 512);
+	st->st_size = n->kind == NF_VIEW_STATS ? 0 : (off_t)n->size;
+	st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
 }
 
 static double attr_timeout(const struct nf_node *n)
@@ -198,12 +200,25 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		return (void)fuse_reply_err(req, EROFS);
 	fi->fh = 0;
-	if (node->view.kind == NF_VIEW_STATS) {
+	if (node->kind == NF_VIEW_STATS) {
 		char *snap = nf_stats_json(fs);
 		if (snap == NULL)
 			return (void)fuse_reply_err(req, ENOMEM);
 		fi->fh = (uint64_t)(uintptr_t)snap;
 		fi->direct_io = 1; /* size known only now: st_size stays 0 */
+	} else if (node->kind == NF_VIEW_USES) {
+		char *doc = nf_uses_json(fs->a);
+		if (doc == NULL)
+			return (void)fuse_reply_err(req, ENOMEM);
+		if (strlen(doc) != node->size) {
+			/* cannot happen: the text and the model never change */
+			nf_log(fs, LOG_ERR, "uses.json: %zu bytes, not %" PRIu64, strlen(doc),
+			       node->size);
+			free(doc);
+			return (void)fuse_reply_err(req, EIO);
+		}
+		fi->fh = (uint64_t)(uintptr_t)doc;
+		fi->keep_cache = 1;
 	} else {
 		fi->keep_cache = 1; /* the artifact never changes while mounted */
 	}
@@ -262,10 +277,10 @@ static void read_view(fuse_req_t req, struct nf_fs *fs, const struct nf_view *v,
 /* The reply is made from a copy in the thread's buffer: the kernel may
  * complete the request, and release() free the snapshot, before writev()
  * returns to us. */
-static void read_stats(fuse_req_t req, struct nf_fs *fs, const char *snap, size_t len, off_t off)
+static void read_snapshot(fuse_req_t req, struct nf_fs *fs, const char *snap, size_t size,
+			  size_t len, off_t off)
 {
 	struct nf_thread *th = nf_thread_get(fs);
-	size_t size = snap ? strlen(snap) : 0;
 
 	if ((uint64_t)off >= size || th == NULL)
 		return (void)(th ? fuse_reply_buf(req, NULL, 0) : fuse_reply_err(req, ENOMEM));
@@ -287,17 +302,22 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct nf_fs *fs = fs_of(req);
 	int64_t n = node_of(fs, ino);
-	const struct nf_view *v;
+	struct nf_view view;
+	const struct nf_view *v = &view;
 
 	if (n < 0 || off < 0)
 		return (void)fuse_reply_err(req, n < 0 ? ENOENT : EINVAL);
-	v = &fs->tree.nodes[n].view;
+	nf_tree_view(&fs->tree, (uint32_t)n, &view);
 	atomic_fetch_add(&fs->reads, 1);
 	switch (v->kind) {
 	case NF_VIEW_MEMORY:
 		return reply_memory(req, v->mem, v->size, size, off);
 	case NF_VIEW_STATS:
-		return read_stats(req, fs, (const char *)(uintptr_t)fi->fh, size, off);
+		return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
+				     fi->fh ? strlen((const char *)(uintptr_t)fi->fh) : 0, size, off);
+	case NF_VIEW_USES:
+		return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
+				     fi->fh ? (size_t)v->size : 0, size, off);
 	case NF_VIEW_PIECES:
 	case NF_VIEW_DECODED:
 	case NF_VIEW_SAFETENSORS:

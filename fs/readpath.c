@@ -178,7 +178,7 @@ static void account(struct nf_fs *fs, const struct nf_io *ios, size_t n)
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
 		   size_t len, char *out)
 {
-	const struct nf_piece *pc = fs->tree.pieces + v->first;
+	const struct nf_piece *pc = v->pieces + v->first;
 	uint64_t end = off + len;   /* off + len <= v->size: checked by the caller */
 	size_t nios = 0;
 	int rc = 0;

@@ -1,5 +1,6 @@
 /* fs/safetensors.h — decoded/model.safetensors: every decodable binding as
- * one safetensors file.  Only the header lives in memory; the data section
+ * one safetensors file.  Only the header lives in memory (made on the
+ * first read; its size is counted at mount); the data section
  * is the bindings' decoded views back to back, decoded on read.
  *
  * Layout (safetensors format): u64 little-endian header length H, then H
@@ -12,6 +13,8 @@
 #ifndef NF_FS_SAFETENSORS_H
 #define NF_FS_SAFETENSORS_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,7 +29,9 @@ struct nf_st_entry {
 };
 
 struct nf_safetensors {
-	uint8_t *header;        /* 8-byte length + JSON + padding */
+	_Atomic(uint8_t *) header; /* 8-byte length + JSON + padding; made on the first read */
+	pthread_mutex_t lock;   /* making the header */
+	enum nf_dtype wanted;
 	uint64_t header_bytes;  /* = offset of the data section */
 	uint64_t size;          /* whole file */
 	uint32_t nentries;

@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs/names.h"
 #include "fs/safetensors.h"
+
+_Static_assert(sizeof(struct nf_node) == 40, "struct nf_node grew (issue 6)");
 
 struct builder {
 	struct nf_tree *t;
@@ -20,6 +23,11 @@ struct builder {
 	size_t owned_cap;
 	char *err;
 	size_t errlen;
+	/* binding_dirs(): the directory of the last name's prefix (names of
+	 * one directory mostly follow each other: one lookup, not seven) */
+	const char *last_name;
+	size_t last_len;
+	uint32_t last_top, last_dir;
 };
 
 static int fail(struct builder *b, int rc, const char *fmt, ...)
@@ -151,6 +159,78 @@ static int64_t node_new(struct builder *b, uint32_t parent, const char *name, si
 	return t->nnodes++;
 }
 
+/* Store view `v` in file node `idx`, packed.  A view of one payload span
+ * lives in the node itself: its piece, the last one added, is taken back. */
+static void node_set_view(struct builder *b, uint32_t idx, const struct nf_view *v)
+{
+	struct nf_node *n = &b->t->nodes[idx];
+
+	n->kind = (uint8_t)v->kind;
+	n->size = v->size;
+	n->at = 0;
+	switch (v->kind) {
+	case NF_VIEW_MEMORY:
+		n->at = (uint64_t)(uintptr_t)v->mem;
+		break;
+	case NF_VIEW_PIECES:
+		if (v->count == 1 && b->pieces.n == (size_t)v->first + 1 &&
+		    b->pieces.v[v->first].logical != NF_PIECE_ZERO) {
+			n->kind = NF_NODE_SPAN;
+			n->at = b->pieces.v[v->first].logical;
+			b->pieces.n--;
+		} else {
+			n->at = (uint64_t)v->first | (uint64_t)v->count << 32;
+		}
+		break;
+	case NF_VIEW_DECODED:
+		n->dtype = (uint8_t)v->dtype;
+		n->error = (uint8_t)-v->error;
+		break;
+	default:
+		break;
+	}
+}
+
+void nf_tree_view(const struct nf_tree *t, uint32_t idx, struct nf_view *v)
+{
+	const struct nf_node *n = &t->nodes[idx];
+
+	memset(v, 0, sizeof *v);
+	if (n->is_dir)
+		return;
+	v->kind = n->kind == NF_NODE_SPAN ? NF_VIEW_PIECES : (enum nf_view_kind)n->kind;
+	v->size = n->size;
+	switch (n->kind) {
+	case NF_NODE_SPAN:
+		v->one = (struct nf_piece){.out = 0, .logical = n->at, .length = n->size};
+		v->pieces = &v->one;
+		v->first = 0;
+		v->count = n->size ? 1 : 0;
+		break;
+	case NF_VIEW_PIECES:
+		v->pieces = t->pieces;
+		v->first = (uint32_t)n->at;
+		v->count = (uint32_t)(n->at >> 32);
+		break;
+	case NF_VIEW_MEMORY:
+		v->mem = (const char *)(uintptr_t)n->at;
+		break;
+	case NF_VIEW_DECODED:
+		if (n->role == NF_ROLE_DECODED_OBJECT) {
+			v->parts = &t->object_parts[n->ref];
+			v->nparts = 1;
+		} else {
+			v->parts = t->a->bindings[n->ref].parts;
+			v->nparts = t->a->bindings[n->ref].nparts;
+		}
+		v->dtype = (enum nf_dtype)n->dtype;
+		v->error = -(int)n->error;
+		break;
+	default:
+		break;
+	}
+}
+
 /* The directory `name` (already escaped) under parent, created if needed.
  * Returns its index, or -EEXIST when a file holds the name. */
 static int64_t dir_get(struct builder *b, uint32_t parent, const char *name, size_t len,
@@ -192,7 +272,7 @@ static int64_t file_add(struct builder *b, uint32_t parent, const char *raw, siz
 		return -EEXIST;
 	i = node_new(b, parent, esc, n, false, role);
 	if (i >= 0)
-		b->t->nodes[i].view = *v;
+		node_set_view(b, (uint32_t)i, v);
 	return i;
 }
 
@@ -234,8 +314,14 @@ static int add_top(struct builder *b, const struct nf_artifact *a, const struct 
 		rc = doc_add(b, 0, "validation.json", d->validation_json);
 	if (rc >= 0)
 		rc = doc_add(b, 0, "files.json", d->files_json);
-	if (rc >= 0)
-		rc = doc_add(b, 0, "uses.json", a->uses_json ? a->uses_json : "[]\n");
+	if (rc >= 0 && a->uses_json) {
+		rc = doc_add(b, 0, "uses.json", a->uses_json);
+	} else if (rc >= 0) {
+		memset(&v, 0, sizeof v);
+		v.kind = NF_VIEW_USES;
+		v.size = d->uses_bytes;
+		rc = file_add(b, 0, "uses.json", 9, NF_ROLE_DOCUMENT, &v);
+	}
 	if (rc >= 0) {
 		memset(&v, 0, sizeof v);
 		v.kind = NF_VIEW_STATS;
@@ -326,7 +412,14 @@ static int64_t binding_dirs(struct builder *b, uint32_t top, const char *name, b
 {
 	int64_t dir = top;
 	const char *s = name, *slash;
+	const char *leaf = strrchr(name, '/');
+	size_t plen = leaf ? (size_t)(leaf - name) : 0;
 
+	if (plen == 0)
+		return top;
+	if (b->last_name && b->last_top == top && b->last_len == plen &&
+	    memcmp(b->last_name, name, plen) == 0)
+		return b->last_dir;
 	while ((slash = strchr(s, '/')) != NULL) {
 		char esc[NF_NAME_MAX + 1];
 		size_t n = nf_escape_component(s, (size_t)(slash - s), esc);
@@ -336,6 +429,10 @@ static int64_t binding_dirs(struct builder *b, uint32_t top, const char *name, b
 			return dir;
 		s = slash + 1;
 	}
+	b->last_name = name;
+	b->last_len = plen;
+	b->last_top = top;
+	b->last_dir = (uint32_t)dir;
 	return dir;
 }
 
@@ -467,17 +564,13 @@ static int by_name(const void *x, const void *y, void *arg)
 	return name_cmp(t->names + p->name_off, p->name_len, t->names + q->name_off, q->name_len);
 }
 
-/* Children arrays: counting sort by parent, then by name in each dir. */
+/* Children arrays: counting sort by parent (first_child is the fill
+ * cursor, then set back), then by name in each dir. */
 static int link_children(struct nf_tree *t)
 {
-	uint32_t *fill;
-
 	t->children = calloc(t->nnodes ? t->nnodes : 1, sizeof *t->children);
-	fill = calloc(t->nnodes ? t->nnodes : 1, sizeof *fill);
-	if (t->children == NULL || fill == NULL) {
-		free(fill);
+	if (t->children == NULL)
 		return -ENOMEM;
-	}
 	for (uint32_t i = 1; i < t->nnodes; i++) {
 		struct nf_node *par = &t->nodes[t->nodes[i].parent];
 		par->nchildren++;
@@ -485,16 +578,18 @@ static int link_children(struct nf_tree *t)
 	}
 	uint32_t pos = 0;
 	for (uint32_t i = 0; i < t->nnodes; i++) {
+		if (!t->nodes[i].is_dir)
+			continue; /* a file's size shares the place of first_child */
 		t->nodes[i].first_child = pos;
 		pos += t->nodes[i].nchildren;
 	}
-	for (uint32_t i = 1; i < t->nnodes; i++) {
-		uint32_t p = t->nodes[i].parent;
-		t->children[t->nodes[p].first_child + fill[p]++] = i;
-	}
-	free(fill);
+	for (uint32_t i = 1; i < t->nnodes; i++)
+		t->children[t->nodes[t->nodes[i].parent].first_child++] = i;
 	for (uint32_t i = 0; i < t->nnodes; i++)
-		if (t->nodes[i].nchildren > 1)
+		if (t->nodes[i].is_dir)
+			t->nodes[i].first_child -= t->nodes[i].nchildren;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].is_dir && t->nodes[i].nchildren > 1)
 			qsort_r(t->children + t->nodes[i].first_child, t->nodes[i].nchildren,
 				sizeof(uint32_t), by_name, t);
 	return 0;
@@ -525,6 +620,11 @@ static int build_all(struct builder *b, const struct nf_artifact *a, const struc
 		return fail(b, rc, "bindings: %s", strerror(-rc));
 	if ((rc = add_decoded(b, a, d)) < 0)
 		return fail(b, rc, "decoded: %s", strerror(-rc));
+	/* the (parent, name) hash is done with: free it before the children
+	 * arrays are made (the peak of the build) */
+	free(b->slots);
+	b->slots = NULL;
+	b->nslots = 0;
 	if ((rc = link_children(b->t)) < 0)
 		return fail(b, rc, "children: %s", strerror(-rc));
 	return 0;
@@ -537,6 +637,7 @@ int nf_tree_build(struct nf_tree *t, const struct nf_artifact *a, const struct n
 	int rc;
 
 	memset(t, 0, sizeof *t);
+	t->a = a;
 	rc = build_all(&b, a, docs);
 	free(b.slots);
 	t->pieces = b.pieces.v;

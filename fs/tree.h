@@ -30,18 +30,37 @@ enum nf_role {
 	NF_ROLE_SAFETENSORS,
 };
 
+/* 40 bytes a node (issue 6: a set of 100,000 objects has ~750,000
+ * nodes).  A file's view is stored packed; nf_tree_view() unpacks it. */
 struct nf_node {
 	uint32_t parent;
-	uint32_t name_off, name_len;       /* escaped name in the name arena */
-	uint32_t first_child, nchildren;   /* directories */
-	uint32_t nsubdirs;
-	uint32_t ref, ref2;
+	uint32_t name_off;      /* escaped name in the name arena */
+	uint16_t name_len;
+	uint8_t role;           /* enum nf_role */
+	uint8_t kind;           /* files: enum nf_view_kind, or NF_NODE_SPAN */
 	bool is_dir;
-	enum nf_role role;
-	struct nf_view view;
+	uint8_t dtype;          /* DECODED: enum nf_dtype */
+	uint8_t error;          /* DECODED: the errno every read gets, 0 when decodable */
+	uint8_t pad;
+	uint32_t ref, ref2;
+	union {
+		struct {                    /* directories */
+			uint32_t first_child, nchildren, nsubdirs;
+		};
+		struct {                    /* files */
+			uint64_t size;
+			/* SPAN: the logical offset; PIECES: first | count << 32;
+			 * MEMORY: the address of the bytes */
+			uint64_t at;
+		};
+	};
 };
 
+/* A PIECES view of one payload span, stored in the node itself. */
+#define NF_NODE_SPAN 0xff
+
 struct nf_tree {
+	const struct nf_artifact *a;
 	struct nf_node *nodes;
 	uint32_t nnodes;
 	char *names;
@@ -59,12 +78,17 @@ struct nf_safetensors;
 struct nf_tree_docs {
 	const char *validation_json;
 	const char *files_json;
+	uint64_t uses_bytes;                 /* strlen(nf_uses_json()) when a->uses_json is NULL */
 	enum nf_dtype dtype;                 /* decoded_dtype */
 	const struct nf_safetensors *st;     /* decoded/model.safetensors, or NULL */
 };
 int nf_tree_build(struct nf_tree *t, const struct nf_artifact *a, const struct nf_tree_docs *docs,
 		  char *err, size_t errlen);
 void nf_tree_free(struct nf_tree *t);
+
+/* The view of file node `idx` (a PIECES view of one span points at the
+ * view's own `one` piece, so `v` must outlive its use). */
+void nf_tree_view(const struct nf_tree *t, uint32_t idx, struct nf_view *v);
 
 /* Child `name` of directory node `dir`, or -1. */
 int64_t nf_tree_lookup(const struct nf_tree *t, uint32_t dir, const char *name, size_t len);

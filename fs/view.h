@@ -10,7 +10,10 @@
  *           run of zero bytes, laid end to end (objects, planes, resources,
  *           raw bindings, standalone row payloads of codecs §2.7);
  *   STATS   a snapshot generated at open() into a per-open buffer (direct
- *           I/O; st_size is 0).
+ *           I/O; st_size is 0);
+ *   USES    uses.json when the reader left it to nf_uses_json() (large
+ *           sets): made at open() into a per-open buffer, the same bytes
+ *           every time, so st_size (counted once at mount) stays exact.
  * Adding a kind: add the enum value and the fields it needs to struct
  * nf_view, a builder that fills `size` (views.c, called from tree.c where
  * the files are placed), and a case in op_read (ops.c) that calls its read
@@ -33,6 +36,8 @@ enum nf_view_kind {
 	NF_VIEW_STATS,
 	NF_VIEW_DECODED,      /* parts dequantized on read (fs/decoded.h) */
 	NF_VIEW_SAFETENSORS,  /* decoded/model.safetensors (fs/safetensors.h) */
+	NF_VIEW_USES,         /* uses.json made at open() into a per-open buffer
+				 (nf_uses_json); `size` counted at mount */
 };
 
 #define NF_PIECE_ZERO UINT64_MAX
@@ -47,7 +52,9 @@ struct nf_view {
 	enum nf_view_kind kind;
 	uint64_t size;
 	const char *mem;         /* MEMORY */
-	uint32_t first, count;   /* PIECES: index range in the tree's piece array */
+	uint32_t first, count;   /* PIECES: index range in `pieces` */
+	const struct nf_piece *pieces;  /* PIECES: the tree's piece array, or &one */
+	struct nf_piece one;     /* PIECES of one span (nf_tree_view) */
 	/* DECODED: the parts, the output dtype, and the error every read gets
 	 * when the parts cannot be decoded (-EOPNOTSUPP unknown format or
 	 * layout, -EIO an object error; 0 when decodable). */

@@ -130,7 +130,7 @@ static char *segments_json(struct nf_fs *fs, const struct nf_view *v)
 	char *s = NULL;
 
 	for (uint32_t i = 0; list && i < v->count; i++) {
-		const struct nf_piece *pc = &fs->tree.pieces[v->first + i];
+		const struct nf_piece *pc = &v->pieces[v->first + i];
 		if (pc->logical != NF_PIECE_ZERO && segments_add(fs, list, pc->logical, pc->length) < 0)
 			break;
 	}
@@ -194,7 +194,7 @@ static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, i
 		return n->role == NF_ROLE_PLANE ? strdup(o->geom.planes[n->ref2].name) : NULL;
 	if (strcmp(nm, "dtype") == 0) {
 		if (is_decoded(n))
-			return strdup(nf_dtype_name(n->view.dtype));
+			return strdup(nf_dtype_name((enum nf_dtype)n->dtype));
 		return n->role == NF_ROLE_SAFETENSORS ? strdup(nf_dtype_name(fs->opt.dtype)) : NULL;
 	}
 	if (o == NULL)
@@ -210,16 +210,18 @@ static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, i
 	}
 	if (!has_payload(n))
 		return NULL;
+	struct nf_view view;
+	nf_tree_view(&fs->tree, (uint32_t)(n - fs->tree.nodes), &view);
 	if (is_decoded(n))
-		decoded_extent(fs, &n->view, &off, &bytes);
+		decoded_extent(fs, &view, &off, &bytes);
 	else
-		nf_view_extent(&n->view, fs->tree.pieces, &off, &bytes);
+		nf_view_extent(&view, view.pieces, &off, &bytes);
 	if (strcmp(nm, "offset") == 0)
 		return u64_string(off);
 	if (strcmp(nm, "bytes") == 0)
 		return u64_string(bytes);
 	if (strcmp(nm, "segments") == 0)
-		return segments_json(fs, &n->view);
+		return segments_json(fs, &view);
 	return NULL;
 }
 
