@@ -20,6 +20,7 @@
 
 #include "nf_version.h"
 #include "reader/artifact.h"
+#include "reader/manifest.h"
 #include "reader/report.h"
 #include "reader/writer.h"
 #include "tools/sample.h"
@@ -172,116 +173,91 @@ static int write_and_report(const char *out, json_t *dir, const struct nf_write_
 /* ------------------------------------------------------------------ */
 /* create */
 
+/* Manifest findings keep the "PROG: MANIFEST: WHERE: EVIDENCE" shape (a JSON
+ * syntax error: "PROG: MANIFEST:LINE:COLUMN: TEXT", as jansson words it). */
+static void print_manifest_findings(const char *manifest, const struct nf_report *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		const struct nf_finding *f = &r->items[i];
+		const char *where = f->where ? f->where : "", *ev = f->evidence ? f->evidence : "";
+		if (strcmp(f->code, "MANIFEST_JSON") == 0)
+			fprintf(stderr, "%s: %s:%s: %s\n", prog, manifest, where, ev);
+		else if (*where)
+			fprintf(stderr, "%s: %s: %s: %s\n", prog, manifest, where, ev);
+		else
+			fprintf(stderr, "%s: %s: %s\n", prog, manifest, ev);
+	}
+}
+
+/* The whole manifest file into memory; -errno. */
+static int read_file(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *nb = realloc(buf, ncap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		errno = 0;
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	int e = ferror(f) ? (errno ? -errno : -EIO) : 0;
+	fclose(f);
+	if (e) {
+		free(buf);
+		return e;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
 static int cmd_create(const char *manifest, const char *out, uint64_t limit, bool quiet)
 {
-	json_error_t err;
-	json_t *m = json_load_file(manifest, JSON_REJECT_DUPLICATES, &err);
-	if (!m) {
-		struct stat st;
-		bool missing = stat(manifest, &st) != 0;
-		fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, manifest, err.line, err.column, err.text);
-		return missing ? EXIT_OPERATIONAL : EXIT_INPUT;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = read_file(manifest, &text, &len);
+	if (rc) {
+		/* the words json_load_file used before the parsing moved to reader/manifest.c */
+		fprintf(stderr, "%s: %s:-1:-1: unable to open %s: %s\n", prog, manifest, manifest,
+			strerror(-rc));
+		return EXIT_OPERATIONAL;
 	}
-	int status = EXIT_INPUT;
-	json_t *dir = json_object(), *records = json_array();
-	struct nf_write_object *objs = NULL;
-	char **paths = NULL;
-	size_t n = 0;
 	char *mcopy = strdup(manifest);
-	const char *mdir = mcopy ? dirname(mcopy) : ".";
-	if (!json_is_object(m)) {
-		fprintf(stderr, "%s: %s: the manifest is not a JSON object\n", prog, manifest);
-		goto out;
+	if (!mcopy) {
+		free(text);
+		return EXIT_OPERATIONAL;
 	}
-	const char *key;
-	json_t *val;
-	json_object_foreach(m, key, val) {
-		if (strcmp(key, "objects") == 0)
-			continue;
-		if (strcmp(key, "components") && strcmp(key, "bindings") && strcmp(key, "uses") &&
-		    strcmp(key, "metadata") && strcmp(key, "provenance")) {
-			fprintf(stderr, "%s: %s: unknown manifest member \"%s\"\n", prog, manifest, key);
-			goto out;
-		}
-		json_object_set(dir, key, val);
-	}
-	json_t *arr = json_object_get(m, "objects");
-	if (!json_is_array(arr) || json_array_size(arr) == 0) {
-		fprintf(stderr, "%s: %s: \"objects\" must be a non-empty array\n", prog, manifest);
-		goto out;
-	}
-	n = json_array_size(arr);
-	objs = calloc(n, sizeof *objs);
-	paths = calloc(n, sizeof *paths);
-	if (!objs || !paths) {
-		status = EXIT_OPERATIONAL;
-		goto out;
-	}
-	size_t i;
-	json_array_foreach(arr, i, val) {
-		const char *id = json_string_value(json_object_get(val, "id"));
-		const char *src = json_string_value(json_object_get(val, "source"));
-		if (!json_is_object(val) || !src || !*src) {
-			fprintf(stderr, "%s: %s: objects[%zu] %s: needs a \"source\" path\n", prog, manifest, i,
-				id ? id : "");
-			goto out;
-		}
-		json_t *rec = json_object();
-		json_t *v;
-		json_object_foreach(val, key, v) {
-			if (strcmp(key, "source") && strcmp(key, "source_offset") && strcmp(key, "bytes"))
-				json_object_set(rec, key, v);
-		}
-		json_array_append_new(records, rec);
-		objs[i].record = rec;
-		objs[i].source = NF_SRC_FILE;
-		if (src[0] == '/') {
-			paths[i] = strdup(src);
-		} else if (asprintf(&paths[i], "%s/%s", mdir, src) < 0) {
-			paths[i] = NULL;
-		}
-		if (!paths[i]) {
-			status = EXIT_OPERATIONAL;
-			goto out;
-		}
-		objs[i].path = paths[i];
-		json_t *so = json_object_get(val, "source_offset"), *by = json_object_get(val, "bytes");
-		if ((so && (!json_is_integer(so) || json_integer_value(so) < 0)) ||
-		    (by && (!json_is_integer(by) || json_integer_value(by) <= 0))) {
-			fprintf(stderr, "%s: %s: objects[%zu] %s: source_offset and bytes must be non-negative "
-				"(bytes positive) integers\n", prog, manifest, i, id ? id : "");
-			goto out;
-		}
-		objs[i].src_offset = so ? (uint64_t)json_integer_value(so) : 0;
-		if (by) {
-			objs[i].bytes = (uint64_t)json_integer_value(by);
-		} else {
-			struct stat st;
-			if (stat(paths[i], &st) != 0) {
-				fprintf(stderr, "%s: %s: objects[%zu] %s: %s: %s\n", prog, manifest, i, id ? id : "",
-					paths[i], strerror(errno));
-				status = EXIT_OPERATIONAL;
-				goto out;
-			}
-			if ((uint64_t)st.st_size <= objs[i].src_offset) {
-				fprintf(stderr, "%s: %s: objects[%zu] %s: %s holds no bytes after source_offset\n",
-					prog, manifest, i, id ? id : "", paths[i]);
-				goto out;
-			}
-			objs[i].bytes = (uint64_t)st.st_size - objs[i].src_offset;
-		}
-	}
-	status = write_and_report(out, dir, objs, n, limit, false, quiet);
-out:
-	if (paths)
-		for (size_t k = 0; k < n; k++)
-			free(paths[k]);
-	free(paths);
-	free(objs);
+	struct nf_manifest m;
+	struct nf_report rep;
+	nf_report_init(&rep);
+	rc = nf_manifest_parse(text, len, dirname(mcopy), &m, &rep);
+	if (rc == 0)
+		rc = nf_manifest_stat_sources(&m, &rep);
+	print_manifest_findings(manifest, &rep);
+	int status;
+	if (rc == 0)
+		status = write_and_report(out, m.directory, m.objects, m.nobjects, limit, false, quiet);
+	else
+		status = rc == -EINVAL ? EXIT_INPUT : EXIT_OPERATIONAL;
+	nf_report_free(&rep);
+	nf_manifest_free(&m);
 	free(mcopy);
-	json_decref(records);
-	json_decref(dir);
-	json_decref(m);
+	free(text);
 	return status;
 }
 
