@@ -420,6 +420,13 @@ static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmd
 			fprintf(stderr, "ninferfs: %s: %s\n", cmd->mountpoint, strerror(errno));
 		goto out;
 	}
+	/* libfuse installs its unmount-on-signal handlers only where the
+	 * disposition is the default; a daemon started from a script's
+	 * background job inherits SIGINT ignored, and ninferfs(1) promises
+	 * that SIGINT, SIGTERM and SIGHUP unmount.  Reset them first. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	if (fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, ra.mountpoint) != 0)
 		goto out_se;
 	if (!cmd->foreground) {

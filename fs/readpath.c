@@ -6,9 +6,11 @@
  * resulting segment is read by the thread's ring straight into the reply
  * buffer, all segments submitted together. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs/context.h"
@@ -175,6 +177,37 @@ static void account(struct nf_fs *fs, const struct nf_io *ios, size_t n)
 	}
 }
 
+/* Contract §5: a part truncated or removed while mounted fails the reads
+ * that touch it.  Truncation shows as a short read; removal (unlink, or a
+ * rename over the name) would not show at all, since the descriptor opened
+ * at mount keeps the old inode alive, so its link count is checked. */
+static bool file_removed(const struct nf_fs *fs, uint32_t f)
+{
+	struct stat st;
+
+	return f < fs->a->nfiles && fs->fds[f] >= 0 && fstat(fs->fds[f], &st) == 0 &&
+	       st.st_nlink == 0;
+}
+
+/* Run the ios queued in th->ios: the one place reads are issued, counted
+ * and logged.  Returns 0 or -EIO. */
+static int run_ios(struct nf_fs *fs, struct nf_thread *th, size_t nios)
+{
+	for (size_t i = 0; i < nios; i++) {
+		if ((i == 0 || th->ios[i].file != th->ios[i - 1].file) &&
+		    file_removed(fs, th->ios[i].file)) {
+			th->ios[i].result = -ENOENT;
+			account(fs, &th->ios[i], 1);
+			return -EIO;
+		}
+	}
+	int rc = th->ring ? nf_ring_read(th->ring, th->ios, nios) : read_sync(fs, th->ios, nios);
+
+	add_ring_stats(fs, th);
+	account(fs, th->ios, nios);
+	return rc < 0 ? -EIO : 0;
+}
+
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
 		   size_t len, char *out)
 {
@@ -198,24 +231,12 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view 
 			break;
 	}
 	if (rc == 0)
-		rc = th->ring ? nf_ring_read(th->ring, th->ios, nios) : read_sync(fs, th->ios, nios);
-	add_ring_stats(fs, th);
-	account(fs, th->ios, nios);
+		rc = run_ios(fs, th, nios);
 	if (rc < 0) {
 		atomic_fetch_add(&fs->errors, 1);
 		return -EIO;
 	}
 	return 0;
-}
-
-/* Run the ios queued in th->ios; counters and logging as for pieces. */
-static int run_ios(struct nf_fs *fs, struct nf_thread *th, size_t nios)
-{
-	int rc = th->ring ? nf_ring_read(th->ring, th->ios, nios) : read_sync(fs, th->ios, nios);
-
-	add_ring_stats(fs, th);
-	account(fs, th->ios, nios);
-	return rc < 0 ? -EIO : 0;
 }
 
 int nf_fetch_spans(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
