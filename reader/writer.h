@@ -14,12 +14,13 @@
 #define NF_READER_WRITER_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "reader/report.h"
 
-/* NF_SRC_ARTIFACT (added by the writer work): the bytes are the logical
+/* NF_SRC_ARTIFACT: the bytes are the logical
  * payload range [src_offset, src_offset+bytes) of an open artifact, read
  * through its range map (objects may straddle its files); used by
  * `ninfer-pack reshard`. */
@@ -45,10 +46,10 @@ struct nf_write_opts {
 	bool allow_unknown;      /* accept formats/layouts the registry does not know */
 	void (*progress)(void *arg, uint64_t done, uint64_t total); /* may be NULL */
 	void *progress_arg;
-	/* (added by the writer work) when non-NULL and it becomes nonzero (e.g.
-	 * from a signal handler), the writer stops at the next chunk, removes
-	 * everything it wrote and returns -ECANCELED. */
-	const volatile int *cancel;
+	/* When non-NULL and it becomes nonzero (e.g. from a signal handler),
+	 * the writer stops at the next chunk, removes everything it wrote and
+	 * returns -ECANCELED. */
+	const volatile sig_atomic_t *cancel;
 };
 
 /* Write the set whose entry is `entry_path`.  Returns 0, or a negative
@@ -66,7 +67,7 @@ int nf_split_capacities(uint64_t limit, uint64_t entry_payload_start,
 /* "<entry name>.part-NNNN" (at least four digits) into buf. */
 int nf_part_name(char *buf, size_t size, const char *entry_name, uint64_t index);
 
-/* (added by the writer work) The layout and files table the writer would
+/* The layout and files table the writer would
  * produce for the entry file name `entry_name` (its length matters: part
  * names are in the JSON), without writing anything: object offsets (tensors at
  * align_up(prev_end,256), resources at prev_end), payload_bytes,

@@ -32,8 +32,9 @@
 
 static const char *prog = "ninfer-pack";
 
-/* SIGINT/SIGTERM/SIGHUP ask the writer to stop and clean up */
-static volatile int stop_requested;
+/* SIGINT/SIGTERM/SIGHUP ask the writer to stop and clean up.  The one
+ * global: a signal handler has no other way to reach the writer. */
+static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
 {
 	(void)sig;

@@ -858,7 +858,7 @@ START_TEST(cancel_cleans_up)
 	json_t *dir = small_dir();
 	char *d = tmpdir_new(), *e;
 	ck_assert_int_ge(asprintf(&e, "%s/x.ninfer", d), 0);
-	volatile int stop = 1;
+	volatile sig_atomic_t stop = 1;
 	struct nf_report r;
 	nf_report_init(&r);
 	struct nf_write_opts opts = {.max_file_bytes = 12288, .cancel = &stop};
