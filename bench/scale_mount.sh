@@ -31,21 +31,8 @@
 # (with -k an existing set-N.ninfer in WORK_DIR is reused).
 set -eu
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-build="$root/build"
-work=""
-keep=0
-while getopts b:d:k opt; do
-	case $opt in
-	b) build=$OPTARG ;;
-	d) work=$OPTARG ;;
-	k) keep=1 ;;
-	*) echo "usage: $0 [-b BUILD_DIR] [-d WORK_DIR] [-k] [N ...]" >&2; exit 16 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -gt 0 ] || set -- 10000 100000 1000000
+NAME=scale_mount
+. "$(dirname "$0")/scale_args.sh"
 
 ninferfs="$build/fs/ninferfs"
 check="$build/tools/ninfer-check"
@@ -53,13 +40,7 @@ for b in "$ninferfs" "$check"; do
 	[ -x "$b" ] || { echo "$0: no $b (build first, or give -b BUILD_DIR)" >&2; exit 8; }
 done
 command -v fusermount3 > /dev/null || { echo "$0: needs fusermount3" >&2; exit 8; }
-if [ -z "$work" ]; then
-	work=$(mktemp -d "${TMPDIR:-/tmp}/scale_mount.XXXXXX")
-	made=1
-else
-	mkdir -p "$work"
-	made=0
-fi
+scale_workdir
 mnt="$work/mnt"
 pid=""
 cleanup() {

@@ -24,32 +24,13 @@
 # removed afterwards unless -k.
 set -eu
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-build="$root/build"
-work=""
-keep=0
-while getopts b:d:k opt; do
-	case $opt in
-	b) build=$OPTARG ;;
-	d) work=$OPTARG ;;
-	k) keep=1 ;;
-	*) echo "usage: $0 [-b BUILD_DIR] [-d WORK_DIR] [-k] [N ...]" >&2; exit 16 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -gt 0 ] || set -- 10000 100000 1000000
+NAME=scale_open
+. "$(dirname "$0")/scale_args.sh"
 
 check="$build/tools/ninfer-check"
 [ -x "$check" ] || { echo "$0: no $check (build first, or give -b BUILD_DIR)" >&2; exit 8; }
 [ -x /usr/bin/time ] || { echo "$0: needs GNU time at /usr/bin/time" >&2; exit 8; }
-if [ -z "$work" ]; then
-	work=$(mktemp -d "${TMPDIR:-/tmp}/scale_open.XXXXXX")
-	made=1
-else
-	mkdir -p "$work"
-	made=0
-fi
+scale_workdir
 cleanup() {
 	if [ "$keep" = 0 ]; then
 		rm -f "$work"/set-* "$work"/*.json "$work"/*.time "$work"/*.out
