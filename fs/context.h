@@ -85,6 +85,7 @@ struct nf_fs {
 	gid_t gid;
 	mode_t umask;
 	bool foreground;
+	bool no_opendir;                /* set at INIT: opendir answers ENOSYS */
 	pthread_key_t thread_key;
 	bool key_made;
 	atomic_uint_fast64_t reads, bytes, errors, submissions, sqes, short_reads;

@@ -55,7 +55,8 @@ static double attr_timeout(const struct nf_node *n)
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct nf_fs *fs = userdata;
+
 	/* The kernel keeps the smaller of this and what it offered (128 KiB
 	 * by default); the bdi read_ahead_kb is raised after INIT (main.c). */
 	conn->max_readahead = NF_READ_AHEAD_KB * 1024u;
@@ -64,6 +65,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/* Directories need no open state: with this, the opendir below
+	 * answers ENOSYS once and the kernel stops sending OPENDIR and
+	 * RELEASEDIR, two of the four round trips a directory cost `ls -lR`
+	 * (it then caches directory pages, as cache_readdir asked). */
+	if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) {
+		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+		fs->no_opendir = true;
+	}
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -110,6 +119,8 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return (void)fuse_reply_err(req, ENOENT);
 	if (!fs->tree.nodes[n].is_dir)
 		return (void)fuse_reply_err(req, ENOTDIR);
+	if (fs->no_opendir)
+		return (void)fuse_reply_err(req, ENOSYS);
 	fi->cache_readdir = 1;
 	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);

@@ -238,6 +238,13 @@ int nf_xattr_get(struct nf_fs *fs, uint32_t node, const char *name, char **value
 			return 0;
 		}
 	}
+	/* Only the user namespace exists here.  ENOTSUP for the others (no ACLs,
+	 * no security labels) is what lets ls -l, cp -a and friends mark the
+	 * whole device as unsupported after one probe instead of asking for
+	 * security.selinux and system.posix_acl_* on every entry: each probe is
+	 * a round trip to this daemon, as FUSE does not cache xattrs. */
+	if (strncmp(name, "user.", 5) != 0)
+		return -EOPNOTSUPP;
 	return -ENODATA;
 }
 
