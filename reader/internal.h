@@ -126,26 +126,25 @@ bool nf_json_scan_root(const char *text, size_t len, struct nf_root_scan *out);
 void nf_root_scan_free(struct nf_root_scan *s);
 
 /* The records of one table: either the elements/members of a parsed jansson
- * array/object (`tree`), or streamed from the text one record at a time
- * (each parsed alone, freed at the next call).  A streamed table whose text
- * does not hold what the scan said sets *failed and ends early: the caller
- * then throws the model away and parses the whole text. */
+ * array/object (`tree`), or streamed from the text (json_records.c: cut
+ * and parsed a batch ahead by a producer thread).  A streamed table whose
+ * text does not hold what the scan said sets *failed and ends early: the
+ * caller then throws the model away and parses the whole text.  One thread
+ * reads a table, with nf_recs_next or nf_recs_next_use throughout. */
+struct nf_recs_pipe;
 struct nf_recs {
 	json_t *tree;
 	void *iter;
 	const char *text;         /* streamed: the JSON text */
-	size_t pos, end;          /* streamed: cursor; end = the closing bracket */
+	size_t start, end;        /* streamed: the table's [start, end) */
 	bool object;
 	size_t count, i;
-	/* streamed uses: a record of the plain common form (see
-	 * nf_recs_next_use) is not handed to jansson */
-	bool plain_uses;
-	char *plain[3];           /* parameter, input, activation_policy (or NULL) */
-	size_t plain_cap[3];
-	json_t *cur;              /* streamed: the current record (owned) */
-	size_t cur_start, cur_end; /* streamed: its text */
-	char *key;                /* streamed: the current member name */
-	size_t key_cap;
+	/* nf_recs_next_use's plain form: parameter, input, activation_policy
+	 * (or NULL); valid until the next call */
+	const char *plain[3];
+	size_t cur_start, cur_end; /* streamed: the current record's text */
+	json_t *reparsed;         /* streamed: a plain record given as a tree */
+	struct nf_recs_pipe *pipe;
 	bool *failed;
 };
 void nf_recs_tree(struct nf_recs *s, json_t *tree, bool *failed);
@@ -162,6 +161,12 @@ void nf_recs_done(struct nf_recs *s);
  * of its own, so only the reference check is left to make.  1 and 0 as
  * nf_recs_next. */
 int nf_recs_next_use(struct nf_recs *s, json_t **v);
+/* Text helpers shared by the scan and the records: the index after the
+ * whitespace at t[i]; after the string starting at t[i] (0: unterminated);
+ * a raw key token decoded by jansson (malloc'd, NULL if not a string). */
+size_t nf_json_skip_ws(const char *t, size_t i, size_t len);
+size_t nf_json_skip_string(const char *t, size_t i, size_t len);
+char *nf_json_decode_key(const char *tok, size_t len);
 /* Parse [start, end) of the text alone, exactly (JSON_DECODE_ANY). */
 json_t *nf_json_load_range(const char *text, size_t start, size_t end);
 

@@ -56,7 +56,7 @@ static void gb_add(struct growbuf *g, const char *s, size_t n)
 }
 
 /* Decode a raw key token with jansson itself (escapes, surrogates). */
-static char *decode_key(const char *tok, size_t len)
+char *nf_json_decode_key(const char *tok, size_t len)
 {
 	json_error_t e;
 	json_t *s = json_loadb(tok, len, JSON_DECODE_ANY, &e);
@@ -79,7 +79,7 @@ static char *pointer_of(const struct frame *st, size_t depth, bool *open)
 			gb_add(&g, num, (size_t)n);
 			continue;
 		}
-		char *key = decode_key(st[i].key, st[i].key_len);
+		char *key = nf_json_decode_key(st[i].key, st[i].key_len);
 		if (!key) {
 			g.oom = true;
 			break;
@@ -356,7 +356,7 @@ static inline bool is_ws(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-static size_t skip_ws(const char *t, size_t i, size_t len)
+size_t nf_json_skip_ws(const char *t, size_t i, size_t len)
 {
 	while (i < len && is_ws(t[i]))
 		i++;
@@ -364,7 +364,7 @@ static size_t skip_ws(const char *t, size_t i, size_t len)
 }
 
 /* t[i] is '"': the index after the closing quote, or 0. */
-static size_t skip_string(const char *t, size_t i, size_t len)
+size_t nf_json_skip_string(const char *t, size_t i, size_t len)
 {
 	size_t j = i + 1;
 	for (;;) {
@@ -389,7 +389,7 @@ static size_t skip_value(const char *t, size_t i, size_t len, size_t *count)
 		return 0;
 	char c0 = t[i];
 	if (c0 == '"')
-		return skip_string(t, i, len);
+		return nf_json_skip_string(t, i, len);
 	if (c0 != '{' && c0 != '[') {
 		size_t j = i;
 		while (j < len && !is_ws(t[j]) && t[j] != ',' && t[j] != '}' && t[j] != ']')
@@ -402,7 +402,7 @@ static size_t skip_value(const char *t, size_t i, size_t len, size_t *count)
 			return 0;
 		return j;
 	}
-	size_t first = skip_ws(t, i + 1, len);
+	size_t first = nf_json_skip_ws(t, i + 1, len);
 	if (first >= len)
 		return 0;
 	bool empty = t[first] == (c0 == '{' ? '}' : ']');
@@ -411,7 +411,7 @@ static size_t skip_value(const char *t, size_t i, size_t len, size_t *count)
 		char c = t[j];
 		switch (c) {
 		case '"':
-			j = skip_string(t, j, len);
+			j = nf_json_skip_string(t, j, len);
 			if (!j)
 				return 0;
 			continue;
@@ -460,20 +460,20 @@ void nf_root_scan_free(struct nf_root_scan *s)
 bool nf_json_scan_root(const char *t, size_t len, struct nf_root_scan *out)
 {
 	out->n = 0;
-	size_t i = skip_ws(t, 0, len);
+	size_t i = nf_json_skip_ws(t, 0, len);
 	if (i >= len || t[i] != '{')
 		return false;
-	i = skip_ws(t, i + 1, len);
+	i = nf_json_skip_ws(t, i + 1, len);
 	if (i < len && t[i] == '}') {
 		i++;
 	} else {
 		for (;;) {
 			if (i >= len || t[i] != '"' || out->n == NF_SCAN_MAX_MEMBERS)
 				goto fail;
-			size_t j = skip_string(t, i, len);
+			size_t j = nf_json_skip_string(t, i, len);
 			if (!j)
 				goto fail;
-			char *key = decode_key(t + i, j - i);
+			char *key = nf_json_decode_key(t + i, j - i);
 			if (!key)
 				goto fail;
 			for (size_t k = 0; k < out->n; k++)
@@ -483,17 +483,17 @@ bool nf_json_scan_root(const char *t, size_t len, struct nf_root_scan *out)
 				}
 			struct nf_scan_member *m = &out->m[out->n++];
 			m->key = key;
-			i = skip_ws(t, j, len);
+			i = nf_json_skip_ws(t, j, len);
 			if (i >= len || t[i] != ':')
 				goto fail;
-			i = skip_ws(t, i + 1, len);
+			i = nf_json_skip_ws(t, i + 1, len);
 			m->start = i;
 			m->end = skip_value(t, i, len, &m->count);
 			if (!m->end)
 				goto fail;
-			i = skip_ws(t, m->end, len);
+			i = nf_json_skip_ws(t, m->end, len);
 			if (i < len && t[i] == ',') {
-				i = skip_ws(t, i + 1, len);
+				i = nf_json_skip_ws(t, i + 1, len);
 				continue;
 			}
 			if (i < len && t[i] == '}') {
@@ -503,7 +503,7 @@ bool nf_json_scan_root(const char *t, size_t len, struct nf_root_scan *out)
 			goto fail;
 		}
 	}
-	if (skip_ws(t, i, len) == len)
+	if (nf_json_skip_ws(t, i, len) == len)
 		return true;
 fail:
 	nf_root_scan_free(out);
@@ -514,273 +514,4 @@ json_t *nf_json_load_range(const char *text, size_t start, size_t end)
 {
 	json_error_t e;
 	return json_loadb(text + start, end - start, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
-}
-
-void nf_recs_tree(struct nf_recs *s, json_t *tree, bool *failed)
-{
-	memset(s, 0, sizeof *s);
-	s->tree = tree;
-	s->object = json_is_object(tree);
-	s->count = s->object ? json_object_size(tree) : json_array_size(tree);
-	s->iter = s->object ? json_object_iter(tree) : NULL;
-	s->failed = failed;
-}
-
-void nf_recs_text(struct nf_recs *s, const char *text, size_t start, size_t end, size_t count,
-		  bool *failed)
-{
-	memset(s, 0, sizeof *s);
-	s->text = text;
-	s->object = text[start] == '{';
-	s->pos = start + 1;
-	s->end = end - 1;
-	s->count = count;
-	s->failed = failed;
-}
-
-static void recs_fail(struct nf_recs *s)
-{
-	*s->failed = true;
-}
-
-static bool set_key(struct nf_recs *s, const char *tok, size_t n)
-{
-	/* tok is the raw token, quotes included.  Plain printable ASCII is
-	 * its own value; anything else is decoded (and checked) by jansson. */
-	bool plain = true;
-	for (size_t k = 1; k + 1 < n && plain; k++) {
-		unsigned char c = (unsigned char)tok[k];
-		plain = c >= 0x20 && c < 0x7f && c != '\\';
-	}
-	char *dec = NULL;
-	const char *val = tok + 1;
-	size_t vlen = n - 2;
-	if (!plain) {
-		dec = decode_key(tok, n);
-		if (!dec)
-			return false;
-		val = dec;
-		vlen = strlen(dec);
-	}
-	if (vlen + 1 > s->key_cap) {
-		size_t cap = s->key_cap ? s->key_cap : 64;
-		while (cap < vlen + 1)
-			cap *= 2;
-		char *k = realloc(s->key, cap);
-		if (!k) {
-			free(dec);
-			return false;
-		}
-		s->key = k;
-		s->key_cap = cap;
-	}
-	memcpy(s->key, val, vlen);
-	s->key[vlen] = '\0';
-	free(dec);
-	return true;
-}
-
-static int text_next(struct nf_recs *s, json_t **v, const char **key);
-
-int nf_recs_next(struct nf_recs *s, json_t **v, const char **key)
-{
-	if (s->tree) {
-		if (s->object) {
-			if (!s->iter)
-				return 0;
-			*v = json_object_iter_value(s->iter);
-			if (key)
-				*key = json_object_iter_key(s->iter);
-			s->iter = json_object_iter_next(s->tree, s->iter);
-		} else {
-			if (s->i >= s->count)
-				return 0;
-			*v = json_array_get(s->tree, s->i);
-		}
-		s->i++;
-		return 1;
-	}
-	return text_next(s, v, key);
-}
-
-static bool set_plain(struct nf_recs *s, int k, const char *p, size_t n)
-{
-	if (n + 1 > s->plain_cap[k]) {
-		size_t cap = s->plain_cap[k] ? s->plain_cap[k] : 64;
-		while (cap < n + 1)
-			cap *= 2;
-		char *q = realloc(s->plain[k], cap);
-		if (!q)
-			return false;
-		s->plain[k] = q;
-		s->plain_cap[k] = cap;
-	}
-	memcpy(s->plain[k], p, n);
-	s->plain[k][n] = '\0';
-	return true;
-}
-
-/* t[i] starts a record: its end when it has the plain Use form, else 0
- * (then jansson parses it and the Use code reads it as any other). */
-static size_t match_plain_use(struct nf_recs *s, const char *t, size_t i, size_t end)
-{
-	static const char *const keys[3] = {"parameter", "input", "activation_policy"};
-	static const char *const policies[] = {"A16Only", "AllowA8", "AllowA4"};
-	bool seen[3] = {false, false, false};
-	if (t[i] != '{')
-		return 0;
-	i = skip_ws(t, i + 1, end);
-	for (;;) {
-		/* "key" */
-		if (i >= end || t[i] != '"')
-			return 0;
-		size_t ks = ++i;
-		while (i < end && t[i] != '"')
-			i++;
-		if (i >= end)
-			return 0;
-		size_t kn = i - ks;
-		int k = 0;
-		while (k < 3 && !(strlen(keys[k]) == kn && memcmp(t + ks, keys[k], kn) == 0))
-			k++;
-		if (k == 3 || seen[k])
-			return 0;
-		seen[k] = true;
-		i = skip_ws(t, i + 1, end);
-		if (i >= end || t[i] != ':')
-			return 0;
-		i = skip_ws(t, i + 1, end);
-		/* "value": non-empty printable ASCII, no escapes */
-		if (i >= end || t[i] != '"')
-			return 0;
-		size_t vs = ++i;
-		while (i < end && t[i] != '"') {
-			unsigned char c = (unsigned char)t[i];
-			if (c < 0x20 || c >= 0x7f || c == '\\')
-				return 0;
-			i++;
-		}
-		if (i >= end || i == vs)
-			return 0;
-		if (!set_plain(s, k, t + vs, i - vs))
-			return 0;
-		if (k == 2) {
-			bool known = false;
-			for (size_t p = 0; p < 3; p++)
-				known |= strcmp(policies[p], s->plain[2]) == 0;
-			if (!known)
-				return 0;
-		}
-		i = skip_ws(t, i + 1, end);
-		if (i < end && t[i] == ',') {
-			i = skip_ws(t, i + 1, end);
-			continue;
-		}
-		if (i < end && t[i] == '}')
-			break;
-		return 0;
-	}
-	if (!seen[0] || !seen[1])
-		return 0;
-	if (!seen[2] && s->plain[2])
-		s->plain[2][0] = '\0';
-	return i + 1;
-}
-
-int nf_recs_next_use(struct nf_recs *s, json_t **v)
-{
-	if (s->tree || !s->text)
-		return nf_recs_next(s, v, NULL);
-	s->plain_uses = true;
-	int r = text_next(s, v, NULL);
-	s->plain_uses = false;
-	return r;
-}
-
-/* The next record of a streamed table, parsed here. */
-static int text_next(struct nf_recs *s, json_t **v, const char **key)
-{
-	json_decref(s->cur);
-	s->cur = NULL;
-	if (*s->failed || !s->text)
-		return 0;
-	const char *t = s->text;
-	size_t i = skip_ws(t, s->pos, s->end);
-	if (i == s->end) {
-		if (s->i != s->count)
-			recs_fail(s);
-		return 0;
-	}
-	if (s->i > 0) {
-		if (t[i] != ',')
-			goto fail;
-		i = skip_ws(t, i + 1, s->end);
-		if (i == s->end)
-			goto fail;
-	}
-	if (s->i >= s->count)
-		goto fail;
-	if (s->object) {
-		if (t[i] != '"')
-			goto fail;
-		size_t j = skip_string(t, i, s->end);
-		if (!j || !set_key(s, t + i, j - i))
-			goto fail;
-		i = skip_ws(t, j, s->end);
-		if (i == s->end || t[i] != ':')
-			goto fail;
-		i = skip_ws(t, i + 1, s->end);
-	}
-	if (s->plain_uses) {
-		size_t j = match_plain_use(s, t, i, s->end);
-		if (j) {
-			s->pos = j;
-			s->cur_start = i;
-			s->cur_end = j;
-			s->i++;
-			*v = NULL;
-			return 2;
-		}
-	}
-	json_error_t e;
-	s->cur = json_loadb(t + i, s->end - i,
-			    JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
-	if (!s->cur || e.position <= 0 || (size_t)e.position > s->end - i)
-		goto fail;
-	s->pos = i + (size_t)e.position;
-	s->cur_start = i;
-	s->cur_end = s->pos;
-	s->i++;
-	*v = s->cur;
-	if (key)
-		*key = s->object ? s->key : NULL;
-	return 1;
-fail:
-	json_decref(s->cur);
-	s->cur = NULL;
-	recs_fail(s);
-	return 0;
-}
-
-/* A streamed table must end where the scan said it ends. */
-static void text_finish(struct nf_recs *s)
-{
-	json_t *v;
-	if (!s->tree && s->text && !*s->failed && text_next(s, &v, NULL) == 1)
-		recs_fail(s);
-}
-
-void nf_recs_done(struct nf_recs *s)
-{
-	text_finish(s);
-	json_decref(s->cur);
-	s->cur = NULL;
-	free(s->key);
-	s->key = NULL;
-	s->key_cap = 0;
-	for (int k = 0; k < 3; k++) {
-		free(s->plain[k]);
-		s->plain[k] = NULL;
-		s->plain_cap[k] = 0;
-	}
 }

@@ -304,6 +304,80 @@ START_TEST(test_stream_use_slot)
 }
 END_TEST
 
+/* Tables of thousands of records: the producer thread cuts and parses
+ * them a batch ahead and waits when the queue is full; findings spread
+ * through them, the plain and the jansson Use forms mixed, must come out
+ * as from the whole parse, and bad JSON late in a table (many batches
+ * after the first) must give the whole parse's one finding. */
+static char *big_tables(int n, int bad_use)
+{
+	size_t cap = (size_t)n * 160 + 64, len = 0;
+	char *b = malloc(cap), *u = malloc(cap * 2);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(u);
+	len += (size_t)sprintf(b + len, "{");
+	for (int i = 0; i < n; i++)
+		len += (size_t)sprintf(b + len, "%s\"p%d\":{\"object\":\"%s\"}", i ? "," : "", i,
+				       i % 97 == 13 ? "nope" : "w.a");
+	sprintf(b + len, "}");
+	len = 0;
+	len += (size_t)sprintf(u + len, "[");
+	for (int i = 0; i < 2 * n; i++) {
+		const char *sep = i ? "," : "";
+		if (i == bad_use)
+			len += (size_t)sprintf(u + len, "%s{\"input\":x}", sep);
+		else if (i % 101 == 7)
+			len += (size_t)sprintf(u + len, "%s{\"parameter\":\"zz\",\"input\":\"x%d\"}",
+					       sep, i);
+		else if (i % 103 == 5)
+			len += (size_t)sprintf(u + len, "%s{\"parameter\":\"p%d\",\"input\":\"\\u0041%d\"}",
+					       sep, i / 2, i);
+		else
+			len += (size_t)sprintf(u + len, "%s{\"parameter\":\"p%d\",\"input\":\"x%d\"}",
+					       sep, i / 2, i);
+	}
+	sprintf(u + len, "]");
+	char *t1 = dir_text(b, u, "");
+	free(b);
+	free(u);
+	return t1;
+}
+
+START_TEST(test_stream_big_tables)
+{
+	char *t1 = big_tables(3000, -1);
+	/* the same tables, parsed whole (a big integer elsewhere forces it) */
+	char *t2 = malloc(strlen(t1) + sizeof BIGINT);
+	ck_assert_ptr_nonnull(t2);
+	strcpy(t2, t1);
+	strcpy(t2 + strlen(t2) - 1, BIGINT "}");
+	struct opened x, y;
+	open_text(&x, t1);
+	open_text(&y, t2);
+	ck_assert_ptr_nonnull(craft_find(&y.r, "JSON_INT_INEXACT"));
+	ck_assert_ptr_nonnull(craft_find(&x.r, "USE_PARAMETER_MISSING"));
+	ck_assert_ptr_nonnull(x.a);
+	ck_assert_int_eq(x.a->nbindings, 3000 - 31);  /* i % 97 == 13 left out */
+	expect_same(&x, &y);
+	expect_uses_json(&x);
+	close_opened(&x);
+	close_opened(&y);
+	free(t1);
+	free(t2);
+
+	/* a syntax error in use 5000 of 6000 */
+	t1 = big_tables(3000, 5000);
+	open_text(&x, t1);
+	ck_assert_int_lt(x.rc, 0);
+	if (x.r.count != 1)
+		craft_dump(&x.r);
+	ck_assert_int_eq(x.r.count, 1);
+	ck_assert_str_eq(x.r.items[0].code, "JSON_SYNTAX");
+	close_opened(&x);
+	free(t1);
+}
+END_TEST
+
 Suite *stream_suite(void);
 Suite *stream_suite(void)
 {
@@ -313,6 +387,7 @@ Suite *stream_suite(void)
 	tcase_add_test(t, test_stream_bad_json);
 	tcase_add_test(t, test_stream_depth);
 	tcase_add_test(t, test_stream_use_slot);
+	tcase_add_test(t, test_stream_big_tables);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,442 @@
+/* reader/json_records.c — the records of one table, one at a time.
+ *
+ * A table is either a parsed jansson array/object (the whole-text path) or
+ * a range of the JSON text the root scan vouched for (streamed).  Streamed
+ * records are cut from the text and parsed by a producer thread, a batch at
+ * a time, while the caller checks and builds the model from the records
+ * before them: on a large directory jansson's parse and the model's checks
+ * take about the same time, and the second core runs them side by side
+ * (issue 6).  At most QUEUE batches exist, so the records alive at once are
+ * bounded whatever the table's size.  If the thread cannot be started the
+ * caller fills the batches itself: same records, same order, same failures.
+ *
+ * The producer touches nothing but the text and its own batches: findings,
+ * the arena and *failed belong to the caller's thread.  jansson values are
+ * handed over under the lock and freed by the consumer (jansson has no
+ * shared state once its hash seed is set, which the root scan's first
+ * json_object() did). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+#define BATCH 256  /* records per batch */
+#define QUEUE 4    /* batches in flight */
+#define NONE SIZE_MAX
+
+enum item_kind { ITEM_RECORD = 1, ITEM_PLAIN, ITEM_END, ITEM_FAIL };
+
+struct item {
+	enum item_kind kind;
+	json_t *v;                /* ITEM_RECORD: owned until the batch is released */
+	size_t start, end;        /* the record's text */
+	size_t key;               /* member name: offset in the pool, or NONE */
+	size_t plain[3];          /* ITEM_PLAIN: parameter, input, policy (or NONE) */
+};
+
+struct batch {
+	struct item item[BATCH];
+	size_t n;
+	char *pool;               /* the batch's strings, NUL-terminated */
+	size_t pool_len, pool_cap;
+};
+
+/* The producer's place in the text. */
+struct cursor {
+	const char *text;
+	size_t pos, end, count, i;
+	bool object, plain_uses, done;
+};
+
+struct nf_recs_pipe {
+	struct cursor cur;
+	struct batch b[QUEUE];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool threaded, cancel;
+	size_t head, filled;      /* the consumer reads b[head]; filled: done, not released */
+	bool holding;             /* the consumer holds b[head] */
+	size_t at;                /* its next item there */
+	enum item_kind last;      /* ITEM_END or ITEM_FAIL once seen: given again */
+};
+
+/* ---- producer ------------------------------------------------------------ */
+
+static bool pool_add(struct batch *bt, const char *s, size_t n, size_t *off)
+{
+	if (bt->pool_len + n + 1 > bt->pool_cap) {
+		size_t cap = bt->pool_cap ? bt->pool_cap : 4096;
+		while (cap < bt->pool_len + n + 1)
+			cap *= 2;
+		char *p = realloc(bt->pool, cap);
+		if (!p)
+			return false;
+		bt->pool = p;
+		bt->pool_cap = cap;
+	}
+	memcpy(bt->pool + bt->pool_len, s, n);
+	bt->pool[bt->pool_len + n] = '\0';
+	*off = bt->pool_len;
+	bt->pool_len += n + 1;
+	return true;
+}
+
+/* A member name: the raw token, quotes included.  Plain printable ASCII is
+ * its own value; anything else is decoded (and checked) by jansson. */
+static bool pool_key(struct batch *bt, const char *tok, size_t n, size_t *off)
+{
+	bool plain = true;
+	for (size_t k = 1; k + 1 < n && plain; k++) {
+		unsigned char c = (unsigned char)tok[k];
+		plain = c >= 0x20 && c < 0x7f && c != '\\';
+	}
+	if (plain)
+		return pool_add(bt, tok + 1, n - 2, off);
+	char *dec = nf_json_decode_key(tok, n);
+	bool ok = dec && pool_add(bt, dec, strlen(dec), off);
+	free(dec);
+	return ok;
+}
+
+/* t[i] starts a record: its end when it has the plain Use form (see
+ * nf_recs_next_use), with the three strings in the pool; else 0 (then
+ * jansson parses it and the Use code reads it as any other). */
+static size_t match_plain_use(struct batch *bt, struct item *it, const char *t, size_t i,
+			      size_t end)
+{
+	static const char *const keys[3] = {"parameter", "input", "activation_policy"};
+	static const char *const policies[] = {"A16Only", "AllowA8", "AllowA4"};
+	size_t mark = bt->pool_len;
+	if (t[i] != '{')
+		return 0;
+	i = nf_json_skip_ws(t, i + 1, end);
+	for (;;) {
+		/* "key" */
+		if (i >= end || t[i] != '"')
+			goto no;
+		size_t ks = ++i;
+		while (i < end && t[i] != '"')
+			i++;
+		if (i >= end)
+			goto no;
+		size_t kn = i - ks;
+		int k = 0;
+		while (k < 3 && !(strlen(keys[k]) == kn && memcmp(t + ks, keys[k], kn) == 0))
+			k++;
+		if (k == 3 || it->plain[k] != NONE)
+			goto no;
+		i = nf_json_skip_ws(t, i + 1, end);
+		if (i >= end || t[i] != ':')
+			goto no;
+		i = nf_json_skip_ws(t, i + 1, end);
+		/* "value": non-empty printable ASCII, no escapes */
+		if (i >= end || t[i] != '"')
+			goto no;
+		size_t vs = ++i;
+		while (i < end && t[i] != '"') {
+			unsigned char c = (unsigned char)t[i];
+			if (c < 0x20 || c >= 0x7f || c == '\\')
+				goto no;
+			i++;
+		}
+		if (i >= end || i == vs || !pool_add(bt, t + vs, i - vs, &it->plain[k]))
+			goto no;
+		if (k == 2) {
+			bool known = false;
+			for (size_t p = 0; p < 3; p++)
+				known |= strcmp(policies[p], bt->pool + it->plain[2]) == 0;
+			if (!known)
+				goto no;
+		}
+		i = nf_json_skip_ws(t, i + 1, end);
+		if (i < end && t[i] == ',') {
+			i = nf_json_skip_ws(t, i + 1, end);
+			continue;
+		}
+		if (i < end && t[i] == '}')
+			break;
+		goto no;
+	}
+	if (it->plain[0] == NONE || it->plain[1] == NONE)
+		goto no;
+	return i + 1;
+no:
+	bt->pool_len = mark;
+	it->plain[0] = it->plain[1] = it->plain[2] = NONE;
+	return 0;
+}
+
+/* The next item of the table into bt: a record, or the end (ITEM_END when
+ * the table held exactly the scan's count of records, else ITEM_FAIL). */
+static void produce(struct cursor *c, struct batch *bt)
+{
+	struct item *it = &bt->item[bt->n++];
+	const char *t = c->text;
+
+	*it = (struct item){.key = NONE, .plain = {NONE, NONE, NONE}};
+	size_t i = nf_json_skip_ws(t, c->pos, c->end);
+	if (i == c->end) {
+		it->kind = c->i == c->count ? ITEM_END : ITEM_FAIL;
+		c->done = true;
+		return;
+	}
+	if (c->i > 0) {
+		if (t[i] != ',')
+			goto fail;
+		i = nf_json_skip_ws(t, i + 1, c->end);
+		if (i == c->end)
+			goto fail;
+	}
+	if (c->i >= c->count)
+		goto fail;
+	if (c->object) {
+		if (t[i] != '"')
+			goto fail;
+		size_t j = nf_json_skip_string(t, i, c->end);
+		if (!j || !pool_key(bt, t + i, j - i, &it->key))
+			goto fail;
+		i = nf_json_skip_ws(t, j, c->end);
+		if (i == c->end || t[i] != ':')
+			goto fail;
+		i = nf_json_skip_ws(t, i + 1, c->end);
+	}
+	it->start = i;
+	if (c->plain_uses && (it->end = match_plain_use(bt, it, t, i, c->end)) != 0) {
+		it->kind = ITEM_PLAIN;
+	} else {
+		json_error_t e;
+		it->v = json_loadb(t + i, c->end - i,
+				   JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+		if (!it->v || e.position <= 0 || (size_t)e.position > c->end - i)
+			goto fail;
+		it->kind = ITEM_RECORD;
+		it->end = i + (size_t)e.position;
+	}
+	c->pos = it->end;
+	c->i++;
+	return;
+fail:
+	json_decref(it->v);
+	it->v = NULL;
+	it->kind = ITEM_FAIL;
+	c->done = true;
+}
+
+static void fill(struct cursor *c, struct batch *bt)
+{
+	bt->n = 0;
+	bt->pool_len = 0;
+	while (bt->n < BATCH && !c->done)
+		produce(c, bt);
+}
+
+static void batch_clear(struct batch *bt)
+{
+	for (size_t k = 0; k < bt->n; k++) {
+		json_decref(bt->item[k].v);
+		bt->item[k].v = NULL;
+	}
+	bt->n = 0;
+}
+
+static void *producer(void *arg)
+{
+	struct nf_recs_pipe *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->cancel && !p->cur.done) {
+		if (p->filled == QUEUE) {
+			pthread_cond_wait(&p->cond, &p->lock);
+			continue;
+		}
+		/* never b[head] while the consumer may hold it: filled counts it */
+		struct batch *bt = &p->b[(p->head + p->filled) % QUEUE];
+		pthread_mutex_unlock(&p->lock);
+		/* the records the consumer released are freed here, where they
+		 * were allocated: glibc frees into another thread's arena under
+		 * that arena's lock, which made the pipeline slower than none */
+		batch_clear(bt);
+		fill(&p->cur, bt);
+		pthread_mutex_lock(&p->lock);
+		p->filled++;
+		pthread_cond_broadcast(&p->cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* ---- consumer ------------------------------------------------------------ */
+
+static struct nf_recs_pipe *pipe_start(const struct nf_recs *s, bool plain_uses)
+{
+	struct nf_recs_pipe *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->cur = (struct cursor){.text = s->text, .pos = s->start + 1, .end = s->end - 1,
+				 .count = s->count, .object = s->object, .plain_uses = plain_uses};
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->threaded = pthread_create(&p->thread, NULL, producer, p) == 0;
+	return p;
+}
+
+static void pipe_stop(struct nf_recs_pipe *p)
+{
+	if (p->threaded) {
+		pthread_mutex_lock(&p->lock);
+		p->cancel = true;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->thread, NULL);
+	}
+	for (size_t k = 0; k < QUEUE; k++) {
+		batch_clear(&p->b[k]);
+		free(p->b[k].pool);
+	}
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+/* The next item; the one before it stays valid until the batch is left. */
+static const struct item *next_item(struct nf_recs_pipe *p)
+{
+	static const struct item end = {.kind = ITEM_END}, failed = {.kind = ITEM_FAIL};
+
+	if (p->last)
+		return p->last == ITEM_END ? &end : &failed;
+	if (!p->holding || p->at == p->b[p->head].n) {
+		if (p->threaded) {
+			pthread_mutex_lock(&p->lock);
+			if (p->holding) {
+				p->head = (p->head + 1) % QUEUE;
+				p->filled--;
+				pthread_cond_broadcast(&p->cond);
+			}
+			while (p->filled == 0)
+				pthread_cond_wait(&p->cond, &p->lock);
+			pthread_mutex_unlock(&p->lock);
+		} else {
+			batch_clear(&p->b[0]);
+			fill(&p->cur, &p->b[0]);
+		}
+		p->holding = true;
+		p->at = 0;
+	}
+	const struct item *it = &p->b[p->head].item[p->at++];
+	if (it->kind == ITEM_END || it->kind == ITEM_FAIL)
+		p->last = it->kind;
+	return it;
+}
+
+void nf_recs_tree(struct nf_recs *s, json_t *tree, bool *failed)
+{
+	memset(s, 0, sizeof *s);
+	s->tree = tree;
+	s->object = json_is_object(tree);
+	s->count = s->object ? json_object_size(tree) : json_array_size(tree);
+	s->iter = s->object ? json_object_iter(tree) : NULL;
+	s->failed = failed;
+}
+
+void nf_recs_text(struct nf_recs *s, const char *text, size_t start, size_t end, size_t count,
+		  bool *failed)
+{
+	memset(s, 0, sizeof *s);
+	s->text = text;
+	s->object = text[start] == '{';
+	s->start = start;
+	s->end = end;
+	s->count = count;
+	s->failed = failed;
+}
+
+static int tree_next(struct nf_recs *s, json_t **v, const char **key)
+{
+	if (s->object) {
+		if (!s->iter)
+			return 0;
+		*v = json_object_iter_value(s->iter);
+		if (key)
+			*key = json_object_iter_key(s->iter);
+		s->iter = json_object_iter_next(s->tree, s->iter);
+	} else {
+		if (s->i >= s->count)
+			return 0;
+		*v = json_array_get(s->tree, s->i);
+	}
+	s->i++;
+	return 1;
+}
+
+/* The next streamed record: 1 (*v), 2 (plain Use, s->plain[]) or 0. */
+static int text_next(struct nf_recs *s, bool plain_uses, json_t **v, const char **key)
+{
+	json_decref(s->reparsed);
+	s->reparsed = NULL;
+	if (*s->failed || !s->text)
+		return 0;
+	if (!s->pipe && !(s->pipe = pipe_start(s, plain_uses))) {
+		*s->failed = true; /* out of memory: the whole-text parse reports it */
+		return 0;
+	}
+	const struct item *it = next_item(s->pipe);
+	if (it->kind == ITEM_END)
+		return 0;
+	if (it->kind == ITEM_FAIL) {
+		*s->failed = true;
+		return 0;
+	}
+	const char *pool = s->pipe->b[s->pipe->head].pool;
+	s->cur_start = it->start;
+	s->cur_end = it->end;
+	s->i++;
+	if (key)
+		*key = it->key != NONE ? pool + it->key : NULL;
+	if (it->kind == ITEM_PLAIN && plain_uses) {
+		for (int k = 0; k < 3; k++)
+			s->plain[k] = it->plain[k] != NONE ? pool + it->plain[k] : NULL;
+		*v = NULL;
+		return 2;
+	}
+	*v = it->v;
+	if (it->kind == ITEM_PLAIN) {
+		/* a caller that switched to nf_recs_next: give it the tree */
+		s->reparsed = nf_json_load_range(s->text, it->start, it->end);
+		if (!s->reparsed) {
+			*s->failed = true;
+			return 0;
+		}
+		*v = s->reparsed;
+	}
+	return 1;
+}
+
+int nf_recs_next(struct nf_recs *s, json_t **v, const char **key)
+{
+	return s->tree ? tree_next(s, v, key) : text_next(s, false, v, key);
+}
+
+int nf_recs_next_use(struct nf_recs *s, json_t **v)
+{
+	return s->tree || !s->text ? nf_recs_next(s, v, NULL) : text_next(s, true, v, NULL);
+}
+
+void nf_recs_done(struct nf_recs *s)
+{
+	/* A streamed table must end where the scan said it ends. */
+	if (!s->tree && s->text && !*s->failed) {
+		if (!s->pipe)
+			s->pipe = pipe_start(s, false);
+		if (!s->pipe || next_item(s->pipe)->kind != ITEM_END)
+			*s->failed = true;
+	}
+	json_decref(s->reparsed);
+	s->reparsed = NULL;
+	if (s->pipe)
+		pipe_stop(s->pipe);
+	s->pipe = NULL;
+}
