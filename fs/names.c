@@ -94,3 +94,8 @@ size_t nf_escape_component(const char *in, size_t len, char out[NF_NAME_MAX + 1]
 	out[o] = '\0';
 	return o;
 }
+
+bool nf_escape_is_cut(const char *esc, size_t len)
+{
+	return memmem(esc, len, "%~", 2) != NULL;
+}

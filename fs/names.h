@@ -17,6 +17,7 @@
 #ifndef NF_FS_NAMES_H
 #define NF_FS_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define NF_NAME_MAX 255
@@ -25,5 +26,8 @@
 /* Escape `len` bytes of `in` into `out` (room for NF_NAME_MAX+1 bytes);
  * returns the length written (NUL-terminated). */
 size_t nf_escape_component(const char *in, size_t len, char out[NF_NAME_MAX + 1]);
+/* Whether an escaped name is a cut one ("%~" and a hash): the only names
+ * two different components can share. */
+bool nf_escape_is_cut(const char *esc, size_t len);
 
 #endif

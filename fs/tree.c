@@ -18,7 +18,11 @@ struct builder {
 	uint32_t cap;
 	size_t names_len, names_cap;
 	struct nf_pieces pieces;
-	uint32_t *slots;      /* (parent, name) hash: node index + 1, 0 = empty */
+	/* (parent, name) hash, open addressing: 0 = empty, else the key's
+	 * 32-bit hash << 32 | (node index + 1).  The stored hash keeps probes
+	 * off the nodes and names (a cache miss each) unless it matches, and
+	 * lets the table grow without hashing the names again. */
+	uint64_t *slots;
 	size_t nslots;
 	size_t owned_cap;
 	char *err;
@@ -40,7 +44,7 @@ static int fail(struct builder *b, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static uint64_t key_hash(uint32_t parent, const char *name, size_t len)
+static uint32_t key_hash(uint32_t parent, const char *name, size_t len)
 {
 	uint64_t h = 14695981039346656037ull ^ parent;
 
@@ -48,7 +52,7 @@ static uint64_t key_hash(uint32_t parent, const char *name, size_t len)
 		h ^= (unsigned char)name[i];
 		h *= 1099511628211ull;
 	}
-	return h ^ (h >> 29);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static bool node_is(const struct builder *b, uint32_t idx, uint32_t parent, const char *name,
@@ -62,39 +66,42 @@ static bool node_is(const struct builder *b, uint32_t idx, uint32_t parent, cons
 
 static int64_t find(const struct builder *b, uint32_t parent, const char *name, size_t len)
 {
-	size_t mask = b->nslots - 1, i = key_hash(parent, name, len) & mask;
+	uint32_t h = key_hash(parent, name, len);
+	size_t mask = b->nslots - 1, i = h & mask;
 
-	for (; b->slots[i]; i = (i + 1) & mask)
-		if (node_is(b, b->slots[i] - 1, parent, name, len))
-			return b->slots[i] - 1;
+	for (uint64_t s; (s = b->slots[i]) != 0; i = (i + 1) & mask)
+		if ((uint32_t)(s >> 32) == h && node_is(b, (uint32_t)s - 1, parent, name, len))
+			return (uint32_t)s - 1;
 	return -1;
 }
 
-static void slot_put(uint32_t *slots, size_t nslots, uint64_t h, uint32_t idx)
+static void slot_put(uint64_t *slots, size_t nslots, uint32_t h, uint32_t idx)
 {
 	size_t mask = nslots - 1, i = h & mask;
 
 	while (slots[i])
 		i = (i + 1) & mask;
-	slots[i] = idx + 1;
+	slots[i] = (uint64_t)h << 32 | ((uint64_t)idx + 1);
 }
 
-/* Keep the hash at most half full. */
-static int hash_grow(struct builder *b)
+/* Keep the hash at most half full (`want` nodes: a size to start from). */
+static int hash_grow(struct builder *b, size_t want)
 {
-	size_t n = b->nslots ? b->nslots * 2 : 1024;
-	uint32_t *s;
+	size_t n = b->nslots ? b->nslots : 1024;
+	uint64_t *s;
 
-	if ((size_t)b->t->nnodes * 2 < b->nslots)
+	if (want < (size_t)b->t->nnodes + 1)
+		want = (size_t)b->t->nnodes + 1;
+	if (want * 2 <= b->nslots)
 		return 0;
+	while (n < want * 2)
+		n *= 2;
 	s = calloc(n, sizeof *s);
 	if (s == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < b->t->nnodes; i++) {
-		const struct nf_node *nd = &b->t->nodes[i];
-		if (i > 0)
-			slot_put(s, n, key_hash(nd->parent, b->t->names + nd->name_off, nd->name_len), i);
-	}
+	for (size_t i = 0; i < b->nslots; i++)
+		if (b->slots[i])
+			slot_put(s, n, (uint32_t)(b->slots[i] >> 32), (uint32_t)b->slots[i] - 1);
 	free(b->slots);
 	b->slots = s;
 	b->nslots = n;
@@ -125,7 +132,7 @@ static int names_add(struct builder *b, const char *name, size_t len, uint32_t *
 
 /* A new node under `parent` (no duplicate check). Returns its index. */
 static int64_t node_new(struct builder *b, uint32_t parent, const char *name, size_t len,
-			bool is_dir, enum nf_role role)
+			bool is_dir, enum nf_role role, bool hashed)
 {
 	struct nf_tree *t = b->t;
 	struct nf_node *n;
@@ -151,7 +158,9 @@ static int64_t node_new(struct builder *b, uint32_t parent, const char *name, si
 	rc = names_add(b, name, len, &n->name_off);
 	if (rc < 0)
 		return rc;
-	rc = hash_grow(b);
+	if (!hashed)
+		return t->nnodes++;
+	rc = hash_grow(b, 0);
 	if (rc < 0)
 		return rc;
 	if (t->nnodes > 0)
@@ -240,7 +249,7 @@ static int64_t dir_get(struct builder *b, uint32_t parent, const char *name, siz
 
 	if (i >= 0)
 		return b->t->nodes[i].is_dir ? i : -EEXIST;
-	return node_new(b, parent, name, len, true, role);
+	return node_new(b, parent, name, len, true, role, true);
 }
 
 static int64_t dir_get_raw(struct builder *b, uint32_t parent, const char *raw, size_t len,
@@ -270,8 +279,29 @@ static int64_t file_add(struct builder *b, uint32_t parent, const char *raw, siz
 	}
 	if (i >= 0)
 		return -EEXIST;
-	i = node_new(b, parent, esc, n, false, role);
+	i = node_new(b, parent, esc, n, false, role, true);
 	if (i >= 0)
+		node_set_view(b, (uint32_t)i, v);
+	return i;
+}
+
+/* A node under a parent whose names are distinct by construction (objects/,
+ * planes/ and a planes directory, decoded/objects/: object ids are unique
+ * and escaping keeps them so unless it cuts a long name to a hash): it
+ * skips the hash, which is most of the build's time on a large set (issue
+ * 6), except for cut names.  Returns the index, -EEXIST or -errno. */
+static int64_t node_add_unique(struct builder *b, uint32_t parent, const char *raw, size_t len,
+			       bool is_dir, enum nf_role role, const struct nf_view *v)
+{
+	char esc[NF_NAME_MAX + 1];
+	size_t n = nf_escape_component(raw, len, esc);
+	bool cut = nf_escape_is_cut(esc, n);
+	int64_t i;
+
+	if (cut && find(b, parent, esc, n) >= 0)
+		return -EEXIST;
+	i = node_new(b, parent, esc, n, is_dir, role, cut);
+	if (i >= 0 && v)
 		node_set_view(b, (uint32_t)i, v);
 	return i;
 }
@@ -377,7 +407,7 @@ static int add_object(struct builder *b, const struct nf_artifact *a, uint32_t o
 
 	if ((rc = nf_view_span(&b->pieces, o->offset, o->bytes, &v)) < 0)
 		return (int)rc;
-	rc = file_add(b, objs, o->id, strlen(o->id), NF_ROLE_OBJECT, &v);
+	rc = node_add_unique(b, objs, o->id, strlen(o->id), false, NF_ROLE_OBJECT, &v);
 	if (rc == -EEXIST)
 		return 0;
 	if (rc < 0)
@@ -386,7 +416,9 @@ static int add_object(struct builder *b, const struct nf_artifact *a, uint32_t o
 	if (o->kind != NF_OBJ_TENSOR || o->codec_status != NF_CODEC_OK || !o->size_ok ||
 	    o->geom.nplanes == 0)
 		return 0;
-	int64_t dir = dir_get_raw(b, planes, o->id, strlen(o->id), NF_ROLE_DIR);
+	int64_t dir = node_add_unique(b, planes, o->id, strlen(o->id), true, NF_ROLE_DIR, NULL);
+	if (dir == -EEXIST)
+		return 0;
 	if (dir < 0)
 		return (int)dir;
 	for (unsigned p = 0; p < o->geom.nplanes; p++) {
@@ -397,7 +429,8 @@ static int add_object(struct builder *b, const struct nf_artifact *a, uint32_t o
 			return -EOVERFLOW;
 		if ((rc = nf_view_span(&b->pieces, lo, pl->length, &v)) < 0)
 			return (int)rc;
-		rc = file_add(b, (uint32_t)dir, pl->name, strlen(pl->name), NF_ROLE_PLANE, &v);
+		rc = node_add_unique(b, (uint32_t)dir, pl->name, strlen(pl->name), false,
+				     NF_ROLE_PLANE, &v);
 		if (rc < 0)
 			return (int)rc;
 		b->t->nodes[rc].ref = oi;
@@ -514,7 +547,7 @@ static int add_decoded_objects(struct builder *b, const struct nf_artifact *a, u
 		*pt = (struct nf_part){.object = i, .begin = 0, .end = o->elements};
 		if (nf_view_decoded(a, pt, 1, dtype, &v) != 0)
 			continue;
-		rc = file_add(b, top, o->id, strlen(o->id), NF_ROLE_DECODED_OBJECT, &v);
+		rc = node_add_unique(b, top, o->id, strlen(o->id), false, NF_ROLE_DECODED_OBJECT, &v);
 		if (rc == -EEXIST)
 			continue;
 		if (rc < 0)
@@ -564,6 +597,17 @@ static int by_name(const void *x, const void *y, void *arg)
 	return name_cmp(t->names + p->name_off, p->name_len, t->names + q->name_off, q->name_len);
 }
 
+/* Children come in the directory's record order, which writers usually
+ * keep sorted: one pass saves the sort of objects/, planes/ and
+ * decoded/objects/ (n log n random name compares each). */
+static bool sorted(const struct nf_tree *t, const uint32_t *c, uint32_t n)
+{
+	for (uint32_t k = 1; k < n; k++)
+		if (by_name(&c[k - 1], &c[k], (void *)t) > 0)
+			return false;
+	return true;
+}
+
 /* Children arrays: counting sort by parent (first_child is the fill
  * cursor, then set back), then by name in each dir. */
 static int link_children(struct nf_tree *t)
@@ -589,7 +633,8 @@ static int link_children(struct nf_tree *t)
 		if (t->nodes[i].is_dir)
 			t->nodes[i].first_child -= t->nodes[i].nchildren;
 	for (uint32_t i = 0; i < t->nnodes; i++)
-		if (t->nodes[i].is_dir && t->nodes[i].nchildren > 1)
+		if (t->nodes[i].is_dir && t->nodes[i].nchildren > 1 &&
+		    !sorted(t, t->children + t->nodes[i].first_child, t->nodes[i].nchildren))
 			qsort_r(t->children + t->nodes[i].first_child, t->nodes[i].nchildren,
 				sizeof(uint32_t), by_name, t);
 	return 0;
@@ -600,7 +645,7 @@ static int build_all(struct builder *b, const struct nf_artifact *a, const struc
 	int64_t comps, objs, planes, binds;
 	int rc;
 
-	if ((rc = (int)node_new(b, 0, "", 0, true, NF_ROLE_ROOT)) < 0)
+	if ((rc = (int)node_new(b, 0, "", 0, true, NF_ROLE_ROOT, true)) < 0)
 		return fail(b, rc, "root: %s", strerror(-rc));
 	if ((rc = add_top(b, a, d)) < 0)
 		return fail(b, rc, "top-level files: %s", strerror(-rc));
@@ -638,7 +683,13 @@ int nf_tree_build(struct nf_tree *t, const struct nf_artifact *a, const struct n
 
 	memset(t, 0, sizeof *t);
 	t->a = a;
-	rc = build_all(&b, a, docs);
+	/* about 2 hashed nodes per binding (bindings/, decoded/bindings/ and
+	 * their directories): grown from there if need be */
+	rc = hash_grow(&b, 2 * (size_t)a->nbindings + 64);
+	if (rc == 0)
+		rc = build_all(&b, a, docs);
+	else
+		snprintf(err, errlen, "tree hash: %s", strerror(-rc));
 	free(b.slots);
 	t->pieces = b.pieces.v;
 	t->npieces = b.pieces.n;
