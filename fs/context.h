@@ -114,6 +114,9 @@ int nf_fetch_spans(void *arg, uint32_t object, const struct nf_span *spans, unsi
 /* Reads of DECODED and SAFETENSORS views; 0 or -errno. */
 int nf_read_decoded(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
 		    size_t len, char *out);
+/* ENTRY views: entry file bytes [file_offset + off, + len).  0 or -EIO. */
+int nf_read_entry_bytes(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v,
+			uint64_t off, size_t len, char *out);
 int nf_read_safetensors(struct nf_fs *fs, struct nf_thread *th, uint64_t off, size_t len,
 			char *out);
 

@@ -218,9 +218,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->fh = (uint64_t)(uintptr_t)snap;
 		fi->direct_io = 1; /* size known only now: st_size stays 0 */
 	} else if (node->kind == NF_VIEW_USES) {
+		errno = 0;
 		char *doc = nf_uses_json(fs->a);
-		if (doc == NULL)
-			return (void)fuse_reply_err(req, ENOMEM);
+		if (doc == NULL) /* EIO: the entry was cut since the mount */
+			return (void)fuse_reply_err(req, errno == EIO ? EIO : ENOMEM);
 		if (strlen(doc) != node->size) {
 			/* cannot happen: the text and the model never change */
 			nf_log(fs, LOG_ERR, "uses.json: %zu bytes, not %" PRIu64, strlen(doc),
@@ -253,7 +254,7 @@ static void reply_memory(fuse_req_t req, const char *mem, uint64_t size, size_t 
 	fuse_reply_buf(req, mem + off, len);
 }
 
-/* PIECES, DECODED and SAFETENSORS views: built in the thread's buffer. */
+/* PIECES, DECODED, SAFETENSORS and ENTRY views: built in the thread's buffer. */
 static void read_view(fuse_req_t req, struct nf_fs *fs, const struct nf_view *v, size_t len,
 			off_t off)
 {
@@ -277,6 +278,8 @@ static void read_view(fuse_req_t req, struct nf_fs *fs, const struct nf_view *v,
 		rc = nf_read_pieces(fs, th, v, (uint64_t)off, len, th->buf);
 	else if (v->kind == NF_VIEW_DECODED)
 		rc = nf_read_decoded(fs, th, v, (uint64_t)off, len, th->buf);
+	else if (v->kind == NF_VIEW_ENTRY)
+		rc = nf_read_entry_bytes(fs, th, v, (uint64_t)off, len, th->buf);
 	else
 		rc = nf_read_safetensors(fs, th, (uint64_t)off, len, th->buf);
 	if (rc < 0)
@@ -332,6 +335,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	case NF_VIEW_PIECES:
 	case NF_VIEW_DECODED:
 	case NF_VIEW_SAFETENSORS:
+	case NF_VIEW_ENTRY:
 		return read_view(req, fs, v, size, off);
 	default:
 		return (void)fuse_reply_err(req, EISDIR);

@@ -239,6 +239,22 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view 
 	return 0;
 }
 
+int nf_read_entry_bytes(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v,
+			uint64_t off, size_t len, char *out)
+{
+	if (len == 0)
+		return 0;
+	if (grow((void **)&th->ios, &th->iocap, 1, sizeof *th->ios) < 0)
+		return -ENOMEM;
+	th->ios[0] = (struct nf_io){.file = 0, .offset = v->file_offset + off, .length = len,
+				    .dst = out};
+	if (run_ios(fs, th, 1) < 0) {
+		atomic_fetch_add(&fs->errors, 1);
+		return -EIO;
+	}
+	return 0;
+}
+
 int nf_fetch_spans(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
 		   uint8_t *const *bufs)
 {

@@ -4,8 +4,10 @@
  *   DECODED the elements of a list of parts dequantized to a dtype, decoded
  *           only for the bytes asked (fs/decoded.h); SAFETENSORS the
  *           decoded/model.safetensors file (fs/safetensors.h);
- *   MEMORY  bytes held in memory for the life of the mount (artifact.json,
- *           validation.json, files.json, uses.json, config.json, ...);
+ *   MEMORY  bytes held in memory for the life of the mount (validation.json,
+ *           files.json, config.json, ...);
+ *   ENTRY   bytes of the entry file outside the payload, read from it on
+ *           every read (artifact.json: the JSON text is not kept);
  *   PIECES  a list of pieces, each either a span of the logical payload or a
  *           run of zero bytes, laid end to end (objects, planes, resources,
  *           raw bindings, standalone row payloads of codecs §2.7);
@@ -38,6 +40,7 @@ enum nf_view_kind {
 	NF_VIEW_SAFETENSORS,  /* decoded/model.safetensors (fs/safetensors.h) */
 	NF_VIEW_USES,         /* uses.json made at open() into a per-open buffer
 				 (nf_uses_json); `size` counted at mount */
+	NF_VIEW_ENTRY,        /* entry file bytes [file_offset, file_offset + size) */
 };
 
 #define NF_PIECE_ZERO UINT64_MAX
@@ -52,6 +55,7 @@ struct nf_view {
 	enum nf_view_kind kind;
 	uint64_t size;
 	const char *mem;         /* MEMORY */
+	uint64_t file_offset;    /* ENTRY */
 	uint32_t first, count;   /* PIECES: index range in `pieces` */
 	const struct nf_piece *pieces;  /* PIECES: the tree's piece array, or &one */
 	struct nf_piece one;     /* PIECES of one span (nf_tree_view) */
@@ -71,6 +75,7 @@ struct nf_pieces {
 };
 
 void nf_view_memory(struct nf_view *v, const char *mem, size_t len);
+void nf_view_entry(struct nf_view *v, uint64_t file_offset, uint64_t len);
 /* One span of the logical payload. */
 int nf_view_span(struct nf_pieces *p, uint64_t logical, uint64_t length, struct nf_view *v);
 /* A binding leaf (contract §2): 0 and *v filled; 1 when the binding has no

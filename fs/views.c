@@ -15,6 +15,14 @@ void nf_view_memory(struct nf_view *v, const char *mem, size_t len)
 	v->size = len;
 }
 
+void nf_view_entry(struct nf_view *v, uint64_t file_offset, uint64_t len)
+{
+	memset(v, 0, sizeof *v);
+	v->kind = NF_VIEW_ENTRY;
+	v->file_offset = file_offset;
+	v->size = len;
+}
+
 void nf_pieces_free(struct nf_pieces *p)
 {
 	free(p->v);

@@ -405,6 +405,7 @@ static void free_artifact(struct nf_artifact *a)
 			close(p->dirfd);
 		free(p->entry_dir);
 		free(p->uses_json);
+		free(p->json_text);
 		pthread_mutex_destroy(&p->lock);
 		nf_arena_free(&p->arena);
 		free(p);
@@ -415,9 +416,49 @@ static void free_artifact(struct nf_artifact *a)
 char *nf_uses_json(const struct nf_artifact *a)
 {
 	const struct nf_artifact_private *p = a->priv;
-	if (p->uses_range)
+	if (!p->uses_range)
+		return a->uses_json ? strdup(a->uses_json) : strdup("[]\n");
+	if (a->json_text)
 		return nf_uses_pretty(a->json_text, p->uses_start, p->uses_end, p->uses_count);
-	return a->uses_json ? strdup(a->uses_json) : strdup("[]\n");
+	/* the text was dropped: the uses array from the entry again */
+	size_t n = p->uses_end - p->uses_start;
+	char *text = malloc(n + 1), *out = NULL;
+	if (!text)
+		return NULL;
+	if (nf_pread_full(p->entry_fd, text, n, NF_ENTRY_HEADER_BYTES + p->uses_start) == 0) {
+		text[n] = '\0';
+		out = nf_uses_pretty(text, 0, n, p->uses_count);
+	}
+	free(text);
+	if (!out)
+		errno = EIO; /* cut or changed since: not what the model was built from */
+	return out;
+}
+
+int nf_uses_json_size(const struct nf_artifact *a, uint64_t *size)
+{
+	const struct nf_artifact_private *p = a->priv;
+	if (p->uses_size_known) {
+		*size = p->uses_json_size;
+		return 0;
+	}
+	if (a->uses_json) {
+		*size = strlen(a->uses_json);
+		return 0;
+	}
+	char *s = nf_uses_json(a);
+	if (!s)
+		return -ENOMEM;
+	*size = strlen(s);
+	free(s);
+	return 0;
+}
+
+void nf_artifact_drop_json_text(struct nf_artifact *a)
+{
+	free(a->priv->json_text);
+	a->priv->json_text = NULL;
+	a->json_text = NULL;
 }
 
 void nf_artifact_close(struct nf_artifact *a)
@@ -534,6 +575,9 @@ int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_rep
 		b.uses_buf = NULL;
 	} else if (!(streamed && p->uses_range && (flags & NF_OPEN_LAZY_USES_JSON))) {
 		a->uses_json = nf_arena_strdup(&p->arena, "[]\n");
+	} else {
+		p->uses_json_size = b.uses_len; /* counted, not made */
+		p->uses_size_known = true;
 	}
 	build_free(&b);
 

@@ -113,7 +113,8 @@ struct nf_artifact {
 	uint64_t json_bytes;
 	uint64_t entry_payload_start;
 	uint64_t payload_bytes;
-	const char *json_text;      /* exactly json_bytes bytes as stored, NUL appended */
+	const char *json_text;      /* exactly json_bytes bytes as stored, NUL appended;
+				       NULL after nf_artifact_drop_json_text() */
 
 	uint32_t nfiles;
 	const struct nf_file *files;
@@ -216,9 +217,20 @@ void nf_report_print_text(FILE *out, const struct nf_report *r, const struct nf_
 char *nf_files_json(const struct nf_artifact *a);
 /* uses.json of contract §2 (the same bytes as a->uses_json would hold),
  * built now from the stored JSON text: malloc'd, NULL on OOM.  Thread-safe
- * (it reads only the immutable text).  For a caller that opened with
+ * (it reads only the immutable text, or the entry with pread).  For a caller that opened with
  * NF_OPEN_LAZY_USES_JSON (a->uses_json is then NULL when the text alone
  * can give it): it is the largest text of the model after the JSON. */
 char *nf_uses_json(const struct nf_artifact *a);
+/* strlen(nf_uses_json(a)): counted while the directory was read when
+ * NF_OPEN_LAZY_USES_JSON left a->uses_json NULL, so it needs neither the
+ * text nor a pass.  0 or -ENOMEM. */
+int nf_uses_json_size(const struct nf_artifact *a, uint64_t *size);
+/* Free the JSON text (a->json_text becomes NULL) once the model is built
+ * and nothing else needs it: on a large set it is a third of the memory
+ * (issue 6).  nf_uses_json() then reads the uses array from the entry
+ * again (NULL with errno EIO if that fails, or the bytes no longer parse
+ * as they did).
+ * Not thread-safe: call it before the artifact is shared. */
+void nf_artifact_drop_json_text(struct nf_artifact *a);
 
 #endif

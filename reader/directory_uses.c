@@ -4,6 +4,7 @@
  * optional activation_policy (exactly A16Only, AllowA8 or AllowA4) and
  * optional auxiliaries (role -> Binding).  (parameter, input) pairs are
  * unique: checked by sorting, so a million uses stay cheap. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,10 @@ static bool parse_aux(struct nf_build *b, const struct nf_where *w, json_t *v, s
  * array with JSON_INDENT(2) (each element one level deeper), plus "\n". */
 static void uses_add(struct nf_build *b, const char *s, size_t n)
 {
+	if (b->uses_count_only) {
+		b->uses_len += n;
+		return;
+	}
 	if (b->uses_len + n + 1 > b->uses_cap) {
 		size_t cap = b->uses_cap ? b->uses_cap : 4096;
 		while (cap < b->uses_len + n + 1)
@@ -236,15 +241,15 @@ void nf_build_uses(struct nf_build *b, struct nf_recs *uses)
 	size_t nrec = 0;
 	int64_t last_bi = -1;
 	/* uses.json now, unless the caller asked for it later and the text
-	 * alone can give it (no big integers rewritten). */
-	bool pretty = !(b->flags & NF_OPEN_LAZY_USES_JSON) || uses->tree;
+	 * alone can give it (no big integers rewritten): then only its length
+	 * is counted, for st_size. */
+	b->uses_count_only = (b->flags & NF_OPEN_LAZY_USES_JSON) && !uses->tree;
 	for (size_t i = 0; i < n; i++) {
 		int r = nf_recs_next_use(uses, &rec);
 		if (r == 0)
 			break;
 		struct nf_where w = {.table = "uses", .index = i};
-		if (pretty)
-			uses_add_record(b, uses, rec, i);
+		uses_add_record(b, uses, rec, i);
 		nrec = i + 1;
 		struct nf_rec rc = {.b = b, .w = &w, .what = "a Use (seed §8)", .obj = rec};
 		bool ok = true;
@@ -330,8 +335,7 @@ void nf_build_uses(struct nf_build *b, struct nf_recs *uses)
 		if (ok)
 			kept++;
 	}
-	if (pretty)
-		uses_add(b, nrec ? "\n]\n" : "[]\n", 3);
+	uses_add(b, nrec ? "\n]\n" : "[]\n", 3);
 
 	/* seed §8: each (parameter, input) combination is unique. */
 	qsort(keys, nkeys, sizeof *keys, cmp_use);

@@ -7,6 +7,7 @@
  * read the entry at all, which is operational (exit 8). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,13 +114,15 @@ int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *
 			      (unsigned long long)a->json_bytes);
 		return -ENOMEM;
 	}
-	char *text = nf_arena_calloc(&a->priv->arena, (size_t)a->json_bytes + 1, 1);
+	char *text = malloc((size_t)a->json_bytes + 1);
 	if (!text) {
 		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
 			      "cannot hold the %llu-byte JSON directory",
 			      (unsigned long long)a->json_bytes);
 		return -ENOMEM;
 	}
+	text[a->json_bytes] = '\0';
+	a->priv->json_text = text;
 	rc = nf_pread_full(fd, text, (size_t)a->json_bytes, NF_ENTRY_HEADER_BYTES);
 	if (rc < 0) {
 		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",

@@ -51,17 +51,21 @@ struct nf_artifact_private {
 	uint32_t *obj_by_id;      /* object indices sorted by id */
 	uint32_t *bind_by_name;   /* binding indices sorted by name */
 	char *uses_json;          /* malloc'd text behind a->uses_json (streamed build) */
+	char *json_text;          /* malloc'd text behind a->json_text, until dropped */
 	/* The uses array's byte range in json_text, for nf_uses_json(); only
 	 * when the directory was read record by record (no big integers). */
 	bool uses_range;
 	size_t uses_start, uses_end, uses_count;
+	bool uses_size_known;     /* uses_json_size: counted while reading */
+	uint64_t uses_json_size;
 };
 
 /* ---- header.c --------------------------------------------------------- */
 
 /* Read and check the entry header (seed §3.1) and the JSON text.  On
  * success the artifact has artifact_id, json_bytes, entry_payload_start
- * and json_text (arena), and *entry_size holds the entry's length. */
+ * and json_text (malloc'd: nf_artifact_drop_json_text), and *entry_size
+ * holds the entry's length. */
 int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *entry_size);
 /* payload.c: pread exactly n bytes at off; 0, -errno, or -ENODATA when the
  * file ends first. */
@@ -193,6 +197,7 @@ struct nf_build {
 	unsigned flags;           /* NF_OPEN_* */
 	char *uses_buf;           /* uses_json being built (malloc'd) */
 	size_t uses_len, uses_cap;
+	bool uses_count_only;     /* uses_len counts, uses_buf stays NULL */
 	const char *interned[32]; /* nf_intern(): a few distinct short strings */
 	size_t ninterned;
 };

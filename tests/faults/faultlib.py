@@ -10,7 +10,8 @@ that file are still there; 0: none), a read of an object whose logical
 range touches the lost bytes must fail with EIO, every other read must
 return the exact bytes, and the whole pages of a touching object before and
 after the lost range must still read (readahead off, man ninferfs(1) BUGS).  The entry
-is checked too: artifact.json equals the JSON bytes of the entry file.
+is checked too: artifact.json equals the JSON bytes of the entry file, or
+fails with EIO when the entry is the file removed (BADFILE 0, REMAIN 0).
 Prints a one-line summary; exits 1 on the first violation.
 
     python3 -m faultlib make-big SRCDIR      sources + manifest of a set with a
@@ -80,11 +81,13 @@ def check(mnt, fixdir, bad=None, remain=0):
         lost = (f["logical_start"] + remain, f["logical_start"] + f["payload_bytes"])
         assert lost[0] < lost[1], "nothing lost"
     reads0 = stats(mnt)["reads"]
-    # the entry: artifact.json is the stored JSON
+    # the entry: artifact.json is the stored JSON, read from the entry file,
+    # so it fails with EIO as every read of the entry once that is removed
     entry = open(os.path.join(fixdir, m["entry"]), "rb").read()
     got = read_file(os.path.join(mnt, "artifact.json"))
-    if got != entry[32:32 + m["json_bytes"]]:
-        sys.exit("artifact.json differs from the entry's JSON (%r)" % got[:40])
+    want = "EIO" if bad == 0 and remain == 0 else entry[32:32 + m["json_bytes"]]
+    if got != want:
+        sys.exit("artifact.json: %r, want %r" % (got[:40], want[:40]))
     good = eio = pages = 0
     for o in m["objects"]:
         lo, hi = o["offset"], o["offset"] + o["bytes"]

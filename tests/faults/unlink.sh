@@ -21,8 +21,9 @@ ok "unlinked part: reads touching it fail with EIO, the rest exact"
 alive "$DPID" || fail "daemon died"
 unmount "$mnt" "$DPID"
 
-# The entry: the documents (artifact.json, validation.json) are in memory;
-# the objects whose bytes lie in the entry's payload fail.
+# The entry: the documents made at mount (validation.json, files.json) are
+# in memory; artifact.json (read from the entry) and the objects whose bytes
+# lie in the entry's payload fail.
 e=$(fixture mixed -entry)
 mount_fg "$e/mixed.ninfer" "$T/mnt2"
 cp "$e/mixed.ninfer" "$T/entry.copy"

@@ -187,6 +187,15 @@ START_TEST(test_stream_equals_whole)
 			char *s = nf_uses_json(lazy);
 			ck_assert_str_eq(s, x.a->uses_json);
 			free(s);
+			uint64_t size = 0;
+			ck_assert_int_eq(nf_uses_json_size(lazy, &size), 0);
+			ck_assert_uint_eq(size, strlen(x.a->uses_json));
+			/* without the text: the uses array read from the entry */
+			nf_artifact_drop_json_text(lazy);
+			ck_assert_ptr_null(lazy->json_text);
+			s = nf_uses_json(lazy);
+			ck_assert_str_eq(s, x.a->uses_json);
+			free(s);
 			nf_artifact_close(lazy);
 			nf_report_free(&r);
 		}
