@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -243,19 +244,35 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 		nf_report_print_text(stderr, r, fs->a, entry);
 	fs->validation_json = nf_report_to_json(r, fs->a, entry, "ninferfs", argc, argv);
 	fs->files_json = nf_files_json(fs->a);
-	bool uses_ok = true;
-	if (fs->a->uses_json == NULL) {
-		/* its size, for st_size; the bytes are made again on open */
-		char *uses = nf_uses_json(fs->a);
-		uses_ok = uses != NULL;
-		fs->uses_bytes = uses ? strlen(uses) : 0;
-		free(uses);
-	}
-	if (fs->validation_json == NULL || fs->files_json == NULL || !uses_ok) {
+	if (fs->validation_json == NULL || fs->files_json == NULL) {
 		fprintf(stderr, "ninferfs: out of memory\n");
 		return NF_EXIT_ENTRY;
 	}
+	/* Nothing reads the JSON text from here on (artifact.json and
+	 * uses.json are read from the entry when opened; uses.json's size was
+	 * counted while reading): on a large set it is a third of the memory,
+	 * so it goes before the tree is built, the daemon's peak. */
+	nf_artifact_drop_json_text(fs->a);
 	return 0;
+}
+
+/* The sizes of the files made on open: uses.json (when the reader did not
+ * keep it), counted without making it, and model.safetensors by building
+ * its header, which is kept. */
+struct sizes_job {
+	struct nf_fs *fs;
+	int uses_rc, st_rc;
+};
+
+static void *sizes_run(void *arg)
+{
+	struct sizes_job *job = arg;
+	struct nf_fs *fs = job->fs;
+
+	if (fs->a->uses_json == NULL)
+		job->uses_rc = nf_uses_json_size(fs->a, &fs->uses_bytes);
+	job->st_rc = nf_safetensors_build(&fs->st, fs->a, fs->opt.dtype);
+	return NULL;
 }
 
 /* Everything the daemon needs besides the session. */
@@ -280,21 +297,35 @@ static int prepare(struct nf_fs *fs)
 	fs->uid = fs->opt.has_uid ? fs->opt.uid : getuid();
 	fs->gid = fs->opt.has_gid ? fs->opt.gid : getgid();
 	fs->umask = fs->opt.has_umask ? fs->opt.umask : 0;
-	rc = nf_safetensors_build(&fs->st, fs->a, fs->opt.dtype);
-	if (rc < 0) {
-		fprintf(stderr, "ninferfs: cannot build model.safetensors: %s\n", strerror(-rc));
-		return rc;
-	}
-	fs->has_st = true;
+	/* The generated files' sizes are made on the other core while the
+	 * tree is built: both only read the model (issue 6: mount time). */
+	struct sizes_job job = {.fs = fs};
+	pthread_t side;
+	bool threaded = pthread_create(&side, NULL, sizes_run, &job) == 0;
+	if (!threaded)
+		sizes_run(&job);
 	struct nf_tree_docs docs = {.validation_json = fs->validation_json,
 				    .files_json = fs->files_json,
-				    .uses_bytes = fs->uses_bytes,
 				    .dtype = fs->opt.dtype,
-				    .st = &fs->st};
+				    .safetensors = true};
 	rc = nf_tree_build(&fs->tree, fs->a, &docs, err, sizeof err);
-	if (rc < 0)
+	if (threaded)
+		pthread_join(side, NULL);
+	if (job.st_rc == 0)
+		fs->has_st = true;
+	if (rc < 0) {
 		fprintf(stderr, "ninferfs: cannot build the tree: %s\n", err);
-	return rc;
+		return rc;
+	}
+	if (job.st_rc < 0 || job.uses_rc < 0) {
+		fprintf(stderr, "ninferfs: cannot build %s: %s\n",
+			job.st_rc < 0 ? "model.safetensors" : "uses.json",
+			strerror(job.st_rc < 0 ? -job.st_rc : -job.uses_rc));
+		return job.st_rc < 0 ? job.st_rc : job.uses_rc;
+	}
+	nf_tree_set_size(&fs->tree, fs->tree.uses_node, fs->uses_bytes);
+	nf_tree_set_size(&fs->tree, fs->tree.st_node, fs->st.size);
+	return 0;
 }
 
 /* Root only: raise the FUSE bdi readahead so big sequential reads are not
@@ -411,6 +442,7 @@ static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmd
 	struct fuse_session *se;
 	struct ready_arg ra = {.fs = fs, .notify_fd = -1};
 	pthread_t ready;
+	bool ready_started = false;
 	int status = NF_EXIT_MOUNT, rc;
 
 	ra.mountpoint = realpath(cmd->mountpoint, NULL);
@@ -436,13 +468,18 @@ static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmd
 	}
 	if (pthread_create(&ready, NULL, ready_thread, &ra) != 0)
 		goto out_unmount;
-	pthread_detach(ready);
+	ready_started = true;
 	rc = serve(fs, se, cmd);
 	/* libfuse returns the signal number after SIGINT/SIGTERM/SIGHUP */
 	status = (rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP) ? NF_EXIT_OK
 									     : NF_EXIT_MOUNT;
 out_unmount:
 	fuse_session_unmount(se);
+	/* Joined only now: its stat of the mountpoint, if still waiting, is
+	 * answered (ENOTCONN) by the unmount, not by a loop that has stopped;
+	 * and `ra` and the report it reads live until it is done. */
+	if (ready_started)
+		pthread_join(ready, NULL);
 out_se:
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);

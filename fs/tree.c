@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "fs/names.h"
-#include "fs/safetensors.h"
 
 _Static_assert(sizeof(struct nf_node) == 40, "struct nf_node grew (issue 6)");
 
@@ -181,6 +180,9 @@ static void node_set_view(struct builder *b, uint32_t idx, const struct nf_view 
 	case NF_VIEW_MEMORY:
 		n->at = (uint64_t)(uintptr_t)v->mem;
 		break;
+	case NF_VIEW_ENTRY:
+		n->at = v->file_offset;
+		break;
 	case NF_VIEW_PIECES:
 		if (v->count == 1 && b->pieces.n == (size_t)v->first + 1 &&
 		    b->pieces.v[v->first].logical != NF_PIECE_ZERO) {
@@ -223,6 +225,9 @@ void nf_tree_view(const struct nf_tree *t, uint32_t idx, struct nf_view *v)
 		break;
 	case NF_VIEW_MEMORY:
 		v->mem = (const char *)(uintptr_t)n->at;
+		break;
+	case NF_VIEW_ENTRY:
+		v->file_offset = n->at;
 		break;
 	case NF_VIEW_DECODED:
 		if (n->role == NF_ROLE_DECODED_OBJECT) {
@@ -338,7 +343,9 @@ static int add_top(struct builder *b, const struct nf_artifact *a, const struct 
 	struct nf_view v;
 	int64_t rc;
 
-	nf_view_memory(&v, a->json_text, a->json_bytes);
+	/* read from the entry: the JSON text is dropped after the mount is
+	 * built (on a large set it is a third of the daemon's memory) */
+	nf_view_entry(&v, NF_ENTRY_HEADER_BYTES, a->json_bytes);
 	rc = file_add(b, 0, "artifact.json", 13, NF_ROLE_DOCUMENT, &v);
 	if (rc >= 0)
 		rc = doc_add(b, 0, "validation.json", d->validation_json);
@@ -349,8 +356,9 @@ static int add_top(struct builder *b, const struct nf_artifact *a, const struct 
 	} else if (rc >= 0) {
 		memset(&v, 0, sizeof v);
 		v.kind = NF_VIEW_USES;
-		v.size = d->uses_bytes;
 		rc = file_add(b, 0, "uses.json", 9, NF_ROLE_DOCUMENT, &v);
+		if (rc >= 0)
+			b->t->uses_node = (uint32_t)rc;
 	}
 	if (rc >= 0) {
 		memset(&v, 0, sizeof v);
@@ -572,11 +580,12 @@ static int add_decoded(struct builder *b, const struct nf_artifact *a, const str
 		return rc;
 	if ((rc = add_decoded_objects(b, a, (uint32_t)objs, d->dtype)) < 0)
 		return rc;
-	if (d->st) {
-		struct nf_view v = {.kind = NF_VIEW_SAFETENSORS, .size = d->st->size};
+	if (d->safetensors) {
+		struct nf_view v = {.kind = NF_VIEW_SAFETENSORS};
 		int64_t n = file_add(b, (uint32_t)dec, "model.safetensors", 17, NF_ROLE_SAFETENSORS, &v);
 		if (n < 0)
 			return (int)n;
+		b->t->st_node = (uint32_t)n;
 	}
 	return 0;
 }
@@ -696,6 +705,12 @@ int nf_tree_build(struct nf_tree *t, const struct nf_artifact *a, const struct n
 	if (rc < 0)
 		nf_tree_free(t);
 	return rc;
+}
+
+void nf_tree_set_size(struct nf_tree *t, uint32_t idx, uint64_t size)
+{
+	if (idx > 0 && idx < t->nnodes && !t->nodes[idx].is_dir)
+		t->nodes[idx].size = size;
 }
 
 void nf_tree_free(struct nf_tree *t)

@@ -70,20 +70,25 @@ struct nf_tree {
 	char **owned;      /* small documents made for the tree (target files) */
 	size_t nowned;
 	struct nf_part *object_parts;  /* one whole-object part per object (decoded/objects) */
+	/* generated files whose size is set after the build (nf_tree_set_size),
+	 * as it is computed alongside: uses.json (when a->uses_json is NULL)
+	 * and decoded/model.safetensors; 0 when there is none */
+	uint32_t uses_node, st_node;
 };
 
 /* Build the tree.  The documents are referenced, not copied: they must
  * outlive the tree.  Returns 0 or -errno (then `err` says why). */
-struct nf_safetensors;
 struct nf_tree_docs {
 	const char *validation_json;
 	const char *files_json;
-	uint64_t uses_bytes;                 /* strlen(nf_uses_json()) when a->uses_json is NULL */
 	enum nf_dtype dtype;                 /* decoded_dtype */
-	const struct nf_safetensors *st;     /* decoded/model.safetensors, or NULL */
+	bool safetensors;                    /* decoded/model.safetensors is there */
 };
 int nf_tree_build(struct nf_tree *t, const struct nf_artifact *a, const struct nf_tree_docs *docs,
 		  char *err, size_t errlen);
+/* The size of a generated file (uses_node, st_node), before the tree is
+ * shared: the tree is immutable once mounted. */
+void nf_tree_set_size(struct nf_tree *t, uint32_t idx, uint64_t size);
 void nf_tree_free(struct nf_tree *t);
 
 /* The view of file node `idx` (a PIECES view of one span points at the

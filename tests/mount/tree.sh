@@ -25,6 +25,10 @@ v = json.load(open(os.path.join(mnt, "validation.json")))
 assert v["schema"] == "ninferfs-validation/v1", v
 files = json.load(open(os.path.join(mnt, "files.json")))
 assert json.load(open(os.path.join(mnt, "uses.json"))) == m["uses"]
+# generated on open: st_size is set after the tree is built, and exact
+for doc in ("uses.json", "decoded/model.safetensors"):
+    p = os.path.join(mnt, doc)
+    assert os.path.getsize(p) == len(open(p, "rb").read()) > 0, doc
 st = json.load(open(os.path.join(mnt, "stats")))
 assert "reads" in st and "files" in st
 def gsize(o):
