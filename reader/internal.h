@@ -170,6 +170,9 @@ int nf_recs_next_use(struct nf_recs *s, json_t **v);
  * a raw key token decoded by jansson (malloc'd, NULL if not a string). */
 size_t nf_json_skip_ws(const char *t, size_t i, size_t len);
 size_t nf_json_skip_string(const char *t, size_t i, size_t len);
+/* The end of the value at t[i], or 0 when the scan cannot vouch for it
+ * (containers: *count elements or members). */
+size_t nf_json_skip_value(const char *t, size_t i, size_t len, size_t *count);
 char *nf_json_decode_key(const char *tok, size_t len);
 /* Parse [start, end) of the text alone, exactly (JSON_DECODE_ANY). */
 json_t *nf_json_load_range(const char *text, size_t start, size_t end);

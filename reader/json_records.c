@@ -2,19 +2,23 @@
  *
  * A table is either a parsed jansson array/object (the whole-text path) or
  * a range of the JSON text the root scan vouched for (streamed).  Streamed
- * records are cut from the text and parsed by a producer thread, a batch at
- * a time, while the caller checks and builds the model from the records
- * before them: on a large directory jansson's parse and the model's checks
- * take about the same time, and the second core runs them side by side
- * (issue 6).  At most QUEUE batches exist, so the records alive at once are
- * bounded whatever the table's size.  If the thread cannot be started the
- * caller fills the batches itself: same records, same order, same failures.
+ * records are parsed by two producer threads while the caller checks and
+ * builds the model from the records before them: jansson's parse is most of
+ * a large directory's read, and the model's checks about a third of it
+ * (issue 6).  Batches of BATCH records are cut from the text in order (the
+ * scan's nf_json_skip_value: fast), by whichever producer is free, and each
+ * is parsed by the producer that owns its slot: slot k by producer k % 2,
+ * which also frees that slot's records when the caller is done with them,
+ * so memory is freed by the thread that allocated it (glibc frees into
+ * another thread's arena under that arena's lock: slower than no thread).
+ * At most QUEUE batches exist, so the records alive at once are bounded.  If
+ * a thread cannot be started the caller cuts and parses itself: same
+ * records, same order, same failures.
  *
- * The producer touches nothing but the text and its own batches: findings,
- * the arena and *failed belong to the caller's thread.  jansson values are
- * handed over under the lock and freed by the consumer (jansson has no
- * shared state once its hash seed is set, which the root scan's first
- * json_object() did). */
+ * The producers touch nothing but the text and the batches: findings, the
+ * arena and *failed belong to the caller's thread.  jansson values are
+ * handed over under the lock (jansson has no shared state once its hash
+ * seed is set, which the root scan's first json_object() did). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,10 +27,16 @@
 #include "reader/internal.h"
 
 #define BATCH 256  /* records per batch */
-#define QUEUE 4    /* batches in flight */
+#define NPROD 2    /* producer threads */
+#define QUEUE 4    /* batches in flight: a multiple of NPROD */
 #define NONE SIZE_MAX
 
-enum item_kind { ITEM_RECORD = 1, ITEM_PLAIN, ITEM_END, ITEM_FAIL };
+/* ITEM_CUT: a record's text, not parsed yet */
+enum item_kind { ITEM_CUT, ITEM_RECORD, ITEM_PLAIN, ITEM_END, ITEM_FAIL };
+
+/* A slot goes FREE -> CUT (any thread) -> PARSING -> READY (its owner) ->
+ * RELEASED (the caller is done) -> CLEARING -> FREE (its owner). */
+enum slot_state { SLOT_FREE, SLOT_CUT, SLOT_PARSING, SLOT_READY, SLOT_RELEASED, SLOT_CLEARING };
 
 struct item {
 	enum item_kind kind;
@@ -50,14 +60,23 @@ struct cursor {
 	bool object, plain_uses, done;
 };
 
+struct nf_recs_pipe;
+struct worker {
+	struct nf_recs_pipe *p;
+	unsigned id;
+	pthread_t thread;
+};
+
 struct nf_recs_pipe {
-	struct cursor cur;
+	struct cursor cur;        /* the cut: under the lock */
 	struct batch b[QUEUE];
+	enum slot_state state[QUEUE];
+	uint64_t next_cut;        /* number of the next batch to cut (slot % QUEUE) */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	pthread_t thread;
+	struct worker w[NPROD];
 	bool threaded, cancel;
-	size_t head, filled;      /* the consumer reads b[head]; filled: done, not released */
+	size_t head;              /* the consumer reads b[head] */
 	bool holding;             /* the consumer holds b[head] */
 	size_t at;                /* its next item there */
 	enum item_kind last;      /* ITEM_END or ITEM_FAIL once seen: given again */
@@ -169,14 +188,15 @@ no:
 	return 0;
 }
 
-/* The next item of the table into bt: a record, or the end (ITEM_END when
- * the table held exactly the scan's count of records, else ITEM_FAIL). */
-static void produce(struct cursor *c, struct batch *bt)
+/* The next record's text into bt, or the end (ITEM_END when the table held
+ * exactly the scan's count of records, else ITEM_FAIL). */
+static void cut_one(struct cursor *c, struct batch *bt)
 {
 	struct item *it = &bt->item[bt->n++];
 	const char *t = c->text;
+	size_t count;
 
-	*it = (struct item){.key = NONE, .plain = {NONE, NONE, NONE}};
+	*it = (struct item){.kind = ITEM_CUT, .key = NONE, .plain = {NONE, NONE, NONE}};
 	size_t i = nf_json_skip_ws(t, c->pos, c->end);
 	if (i == c->end) {
 		it->kind = c->i == c->count ? ITEM_END : ITEM_FAIL;
@@ -204,33 +224,48 @@ static void produce(struct cursor *c, struct batch *bt)
 		i = nf_json_skip_ws(t, i + 1, c->end);
 	}
 	it->start = i;
-	if (c->plain_uses && (it->end = match_plain_use(bt, it, t, i, c->end)) != 0) {
-		it->kind = ITEM_PLAIN;
-	} else {
-		json_error_t e;
-		it->v = json_loadb(t + i, c->end - i,
-				   JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
-		if (!it->v || e.position <= 0 || (size_t)e.position > c->end - i)
-			goto fail;
-		it->kind = ITEM_RECORD;
-		it->end = i + (size_t)e.position;
-	}
+	it->end = nf_json_skip_value(t, i, c->end, &count);
+	if (!it->end)
+		goto fail;
 	c->pos = it->end;
 	c->i++;
 	return;
 fail:
-	json_decref(it->v);
-	it->v = NULL;
 	it->kind = ITEM_FAIL;
 	c->done = true;
 }
 
-static void fill(struct cursor *c, struct batch *bt)
+static void cut(struct cursor *c, struct batch *bt)
 {
 	bt->n = 0;
 	bt->pool_len = 0;
 	while (bt->n < BATCH && !c->done)
-		produce(c, bt);
+		cut_one(c, bt);
+}
+
+/* Parse the cut records of bt: a record jansson refuses ends the table
+ * there (ITEM_FAIL: the caller parses the whole text, which reports it). */
+static void parse(const struct cursor *c, struct batch *bt)
+{
+	for (size_t k = 0; k < bt->n; k++) {
+		struct item *it = &bt->item[k];
+		if (it->kind != ITEM_CUT)
+			return;
+		if (c->plain_uses && match_plain_use(bt, it, c->text, it->start, it->end) == it->end) {
+			it->kind = ITEM_PLAIN;
+			continue;
+		}
+		it->plain[0] = it->plain[1] = it->plain[2] = NONE;
+		json_error_t e;
+		it->v = json_loadb(c->text + it->start, it->end - it->start,
+				   JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
+		if (!it->v) {
+			it->kind = ITEM_FAIL;
+			bt->n = k + 1;
+			return;
+		}
+		it->kind = ITEM_RECORD;
+	}
 }
 
 static void batch_clear(struct batch *bt)
@@ -242,26 +277,48 @@ static void batch_clear(struct batch *bt)
 	bt->n = 0;
 }
 
+/* A slot of producer `id` in state `st`, nearest the consumer first, or
+ * QUEUE. */
+static size_t own_slot(const struct nf_recs_pipe *p, unsigned id, enum slot_state st)
+{
+	for (size_t k = 0; k < QUEUE; k++) {
+		size_t s = (p->head + k) % QUEUE;
+		if (s % NPROD == id && p->state[s] == st)
+			return s;
+	}
+	return QUEUE;
+}
+
 static void *producer(void *arg)
 {
-	struct nf_recs_pipe *p = arg;
+	struct worker *w = arg;
+	struct nf_recs_pipe *p = w->p;
+	size_t s;
 
 	pthread_mutex_lock(&p->lock);
-	while (!p->cancel && !p->cur.done) {
-		if (p->filled == QUEUE) {
+	while (!p->cancel) {
+		if ((s = own_slot(p, w->id, SLOT_RELEASED)) < QUEUE) {
+			p->state[s] = SLOT_CLEARING;
+			pthread_mutex_unlock(&p->lock);
+			batch_clear(&p->b[s]);
+			pthread_mutex_lock(&p->lock);
+			p->state[s] = SLOT_FREE;
+		} else if (!p->cur.done && p->state[p->next_cut % QUEUE] == SLOT_FREE) {
+			s = p->next_cut++ % QUEUE;
+			cut(&p->cur, &p->b[s]);
+			p->state[s] = SLOT_CUT;
+		} else if ((s = own_slot(p, w->id, SLOT_CUT)) < QUEUE) {
+			p->state[s] = SLOT_PARSING;
+			pthread_mutex_unlock(&p->lock);
+			parse(&p->cur, &p->b[s]);
+			pthread_mutex_lock(&p->lock);
+			p->state[s] = SLOT_READY;
+		} else if (p->cur.done) {
+			break; /* what is left to clear, pipe_stop() clears */
+		} else {
 			pthread_cond_wait(&p->cond, &p->lock);
 			continue;
 		}
-		/* never b[head] while the consumer may hold it: filled counts it */
-		struct batch *bt = &p->b[(p->head + p->filled) % QUEUE];
-		pthread_mutex_unlock(&p->lock);
-		/* the records the consumer released are freed here, where they
-		 * were allocated: glibc frees into another thread's arena under
-		 * that arena's lock, which made the pipeline slower than none */
-		batch_clear(bt);
-		fill(&p->cur, bt);
-		pthread_mutex_lock(&p->lock);
-		p->filled++;
 		pthread_cond_broadcast(&p->cond);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -270,19 +327,6 @@ static void *producer(void *arg)
 
 /* ---- consumer ------------------------------------------------------------ */
 
-static struct nf_recs_pipe *pipe_start(const struct nf_recs *s, bool plain_uses)
-{
-	struct nf_recs_pipe *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
-	p->cur = (struct cursor){.text = s->text, .pos = s->start + 1, .end = s->end - 1,
-				 .count = s->count, .object = s->object, .plain_uses = plain_uses};
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
-	p->threaded = pthread_create(&p->thread, NULL, producer, p) == 0;
-	return p;
-}
-
 static void pipe_stop(struct nf_recs_pipe *p)
 {
 	if (p->threaded) {
@@ -290,7 +334,8 @@ static void pipe_stop(struct nf_recs_pipe *p)
 		p->cancel = true;
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
-		pthread_join(p->thread, NULL);
+		for (unsigned k = 0; k < NPROD; k++)
+			pthread_join(p->w[k].thread, NULL);
 	}
 	for (size_t k = 0; k < QUEUE; k++) {
 		batch_clear(&p->b[k]);
@@ -299,6 +344,44 @@ static void pipe_stop(struct nf_recs_pipe *p)
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
+}
+
+static struct nf_recs_pipe *pipe_start(const struct nf_recs *s, bool plain_uses)
+{
+	struct nf_recs_pipe *p = calloc(1, sizeof *p);
+	unsigned started = 0;
+
+	if (!p)
+		return NULL;
+	p->cur = (struct cursor){.text = s->text, .pos = s->start + 1, .end = s->end - 1,
+				 .count = s->count, .object = s->object, .plain_uses = plain_uses};
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->threaded = true;
+	for (; started < NPROD; started++) {
+		p->w[started] = (struct worker){.p = p, .id = started};
+		if (pthread_create(&p->w[started].thread, NULL, producer, &p->w[started]) != 0)
+			break;
+	}
+	if (started < NPROD) {
+		/* each producer owns slots: all of them or none */
+		pthread_mutex_lock(&p->lock);
+		p->cancel = true;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		for (unsigned k = 0; k < started; k++)
+			pthread_join(p->w[k].thread, NULL);
+		for (size_t k = 0; k < QUEUE; k++)
+			batch_clear(&p->b[k]);
+		p->cur = (struct cursor){.text = s->text, .pos = s->start + 1, .end = s->end - 1,
+					 .count = s->count, .object = s->object,
+					 .plain_uses = plain_uses};
+		memset(p->state, 0, sizeof p->state);
+		p->next_cut = 0;
+		p->cancel = false;
+		p->threaded = false;
+	}
+	return p;
 }
 
 /* The next item; the one before it stays valid until the batch is left. */
@@ -312,16 +395,17 @@ static const struct item *next_item(struct nf_recs_pipe *p)
 		if (p->threaded) {
 			pthread_mutex_lock(&p->lock);
 			if (p->holding) {
+				p->state[p->head] = SLOT_RELEASED;
 				p->head = (p->head + 1) % QUEUE;
-				p->filled--;
 				pthread_cond_broadcast(&p->cond);
 			}
-			while (p->filled == 0)
+			while (p->state[p->head] != SLOT_READY)
 				pthread_cond_wait(&p->cond, &p->lock);
 			pthread_mutex_unlock(&p->lock);
 		} else {
 			batch_clear(&p->b[0]);
-			fill(&p->cur, &p->b[0]);
+			cut(&p->cur, &p->b[0]);
+			parse(&p->cur, &p->b[0]);
 		}
 		p->holding = true;
 		p->at = 0;

@@ -382,7 +382,7 @@ size_t nf_json_skip_string(const char *t, size_t i, size_t len)
 
 /* One value starting at t[i]: its end, or 0 when the scan cannot vouch for
  * it.  Containers also give their number of elements/members. */
-static size_t skip_value(const char *t, size_t i, size_t len, size_t *count)
+size_t nf_json_skip_value(const char *t, size_t i, size_t len, size_t *count)
 {
 	*count = 0;
 	if (i >= len)
@@ -488,7 +488,7 @@ bool nf_json_scan_root(const char *t, size_t len, struct nf_root_scan *out)
 				goto fail;
 			i = nf_json_skip_ws(t, i + 1, len);
 			m->start = i;
-			m->end = skip_value(t, i, len, &m->count);
+			m->end = nf_json_skip_value(t, i, len, &m->count);
 			if (!m->end)
 				goto fail;
 			i = nf_json_skip_ws(t, m->end, len);
