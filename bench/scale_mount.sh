@@ -20,8 +20,14 @@
 #   - ls:     `ls -lR MNT | wc -l` (lines, time);
 #   - find:   `find MNT -type f | wc -l` (files, time);
 #   - peak:   the daemon's VmHWM at the end (peak RSS), and steady: VmRSS
-#             after the listing.
-# and prints one table row per N with the ratios ready/py and peak/json.
+#             after the listing;
+#   - tmpfs:  the native anchor of the listing: the same tree copied (names
+#             and modes, no data: cp -r --attributes-only) to a tmpfs under
+#             /dev/shm, and `ls -lR | wc -l` of that copy; only for N up to
+#             NATIVE_LS_MAX (default 100000: the copy costs ~1 KiB of memory
+#             per file and ~40 s at 100k); 0 when skipped.
+# and prints one table row per N with the ratios ready/py, peak/json and
+# ls/tmpfs.
 # Goals at N = 100000 (issue 6): ready/py < 1, peak/json < 4, ls < 2 s.
 #
 # This is a benchmark, not a test: nothing fails on slow numbers.  The
@@ -43,7 +49,9 @@ command -v fusermount3 > /dev/null || { echo "$0: needs fusermount3" >&2; exit 8
 scale_workdir
 mnt="$work/mnt"
 pid=""
+native=""
 cleanup() {
+	[ -z "$native" ] || rm -rf "$native"
 	if grep -q " $mnt fuse" /proc/mounts 2> /dev/null; then
 		fusermount3 -u "$mnt" 2> /dev/null || umount -l "$mnt" 2> /dev/null || true
 	fi
@@ -140,20 +148,33 @@ EOF
 	find_s=$(since "$t")
 	hwm=$(vm VmHWM)
 	rss=$(vm VmRSS)
+	tmpfs_s=0
+	if [ "$n" -le "${NATIVE_LS_MAX:-100000}" ] && [ -d /dev/shm ]; then
+		native=$(mktemp -d /dev/shm/scale_native.XXXXXX)
+		cp -r --attributes-only "$mnt" "$native/tree"
+		t=$(now)
+		native_lines=$(ls -lR "$native/tree" | wc -l)
+		tmpfs_s=$(since "$t")
+		rm -rf "$native"
+		native=""
+		[ "$native_lines" = "$ls_lines" ] ||
+			echo "$0: the tmpfs copy lists $native_lines lines, the mount $ls_lines" >&2
+	fi
 
 	fusermount3 -u "$mnt"
 	wait "$pid" || true
 	pid=""
 	rows+=("$(awk -v n="$n" -v jb="$jbytes" -v py="$py_s" -v ck="$ck_s" -v rd="$ready_s" \
 		-v h0="$hwm0" -v h="$hwm" -v r="$rss" -v st="$stat_s" -v ls="$ls_s" -v ll="$ls_lines" \
-		-v fd="$find_s" -v ff="$find_files" 'BEGIN {
-		printf "%-8s %7.1f | %6.2f %6.2f | %6.2f %6.2f | %6.0f %6.0f %6.0f %6.2f | %6.2f %7.2f %8d %6.2f %8d\n",
+		-v fd="$find_s" -v ff="$find_files" -v tf="$tmpfs_s" 'BEGIN {
+		printf "%-8s %7.1f | %6.2f %6.2f | %6.2f %6.2f | %6.0f %6.0f %6.0f %6.2f | %6.2f %7.2f %8d %6.2f %8d | %6.2f %6.2f\n",
 			n, jb / 1048576, py, ck, rd, (py > 0 ? rd / py : 0),
-			h0 / 1024, h / 1024, r / 1024, h * 1024 / jb, st, ls, ll, fd, ff }')")
+			h0 / 1024, h / 1024, r / 1024, h * 1024 / jb, st, ls, ll, fd, ff,
+			tf, (tf > 0 ? ls / tf : 0) }')")
 	[ "$keep" = 1 ] || rm -f "$entry" "$entry".part-* "$json" "$work/stat-$n.paths"
 done
 
-printf '%-8s %7s | %6s %6s | %6s %6s | %6s %6s %6s %6s | %6s %7s %8s %6s %8s\n' \
+printf '%-8s %7s | %6s %6s | %6s %6s | %6s %6s %6s %6s | %6s %7s %8s %6s %8s | %6s %6s\n' \
 	N json_MB py_s check_s ready_s rdy/py hwm0MB peakMB rssMB pk/json \
-	stat_s ls_s ls_lines find_s files
+	stat_s ls_s ls_lines find_s files tmpfs ls/tmp
 for r in "${rows[@]}"; do echo "$r"; done
