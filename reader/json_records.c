@@ -327,16 +327,21 @@ static void *producer(void *arg)
 
 /* ---- consumer ------------------------------------------------------------ */
 
+/* Stop and join the first n producers. */
+static void stop_producers(struct nf_recs_pipe *p, unsigned n)
+{
+	pthread_mutex_lock(&p->lock);
+	p->cancel = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned k = 0; k < n; k++)
+		pthread_join(p->w[k].thread, NULL);
+}
+
 static void pipe_stop(struct nf_recs_pipe *p)
 {
-	if (p->threaded) {
-		pthread_mutex_lock(&p->lock);
-		p->cancel = true;
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
-		for (unsigned k = 0; k < NPROD; k++)
-			pthread_join(p->w[k].thread, NULL);
-	}
+	if (p->threaded)
+		stop_producers(p, NPROD);
 	for (size_t k = 0; k < QUEUE; k++) {
 		batch_clear(&p->b[k]);
 		free(p->b[k].pool);
@@ -346,6 +351,19 @@ static void pipe_stop(struct nf_recs_pipe *p)
 	free(p);
 }
 
+/* The table from its first record, nothing cut. */
+static void pipe_reset(struct nf_recs_pipe *p, const struct nf_recs *s, bool plain_uses)
+{
+	for (size_t k = 0; k < QUEUE; k++) {
+		batch_clear(&p->b[k]);
+		p->state[k] = SLOT_FREE;
+	}
+	p->cur = (struct cursor){.text = s->text, .pos = s->start + 1, .end = s->end - 1,
+				 .count = s->count, .object = s->object, .plain_uses = plain_uses};
+	p->next_cut = 0;
+	p->cancel = false;
+}
+
 static struct nf_recs_pipe *pipe_start(const struct nf_recs *s, bool plain_uses)
 {
 	struct nf_recs_pipe *p = calloc(1, sizeof *p);
@@ -353,33 +371,19 @@ static struct nf_recs_pipe *pipe_start(const struct nf_recs *s, bool plain_uses)
 
 	if (!p)
 		return NULL;
-	p->cur = (struct cursor){.text = s->text, .pos = s->start + 1, .end = s->end - 1,
-				 .count = s->count, .object = s->object, .plain_uses = plain_uses};
+	pipe_reset(p, s, plain_uses);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	p->threaded = true;
 	for (; started < NPROD; started++) {
 		p->w[started] = (struct worker){.p = p, .id = started};
 		if (pthread_create(&p->w[started].thread, NULL, producer, &p->w[started]) != 0)
 			break;
 	}
-	if (started < NPROD) {
-		/* each producer owns slots: all of them or none */
-		pthread_mutex_lock(&p->lock);
-		p->cancel = true;
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
-		for (unsigned k = 0; k < started; k++)
-			pthread_join(p->w[k].thread, NULL);
-		for (size_t k = 0; k < QUEUE; k++)
-			batch_clear(&p->b[k]);
-		p->cur = (struct cursor){.text = s->text, .pos = s->start + 1, .end = s->end - 1,
-					 .count = s->count, .object = s->object,
-					 .plain_uses = plain_uses};
-		memset(p->state, 0, sizeof p->state);
-		p->next_cut = 0;
-		p->cancel = false;
-		p->threaded = false;
+	p->threaded = started == NPROD;
+	if (!p->threaded) {
+		/* each producer owns slots: all of them or none (the caller) */
+		stop_producers(p, started);
+		pipe_reset(p, s, plain_uses);
 	}
 	return p;
 }

@@ -6,6 +6,7 @@
  * the same findings and the same uses.json bytes; these tests force each
  * way on the same directories and compare. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +388,55 @@ START_TEST(test_stream_big_tables)
 }
 END_TEST
 
+/* Without threads (pthread_create fails: here because the default stack
+ * asked of every new thread is larger than memory), the caller cuts and
+ * parses alone: the same model and findings. */
+static void *idle(void *arg)
+{
+	return arg;
+}
+
+START_TEST(test_stream_no_threads)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setstacksize(&attr, (size_t)1 << 46), 0);
+	ck_assert_int_eq(pthread_setattr_default_np(&attr), 0);
+	pthread_attr_destroy(&attr);
+	ck_assert_int_ne(pthread_create(&t, NULL, idle, NULL), 0);
+
+	char *t1 = big_tables(600, -1);
+	char *t2 = malloc(strlen(t1) + sizeof BIGINT);
+	ck_assert_ptr_nonnull(t2);
+	strcpy(t2, t1);
+	strcpy(t2 + strlen(t2) - 1, BIGINT "}");
+	struct opened x, y;
+	open_text(&x, t1);
+	open_text(&y, t2);
+	ck_assert_ptr_nonnull(x.a);
+	ck_assert_ptr_nonnull(craft_find(&x.r, "USE_PARAMETER_MISSING"));
+	expect_same(&x, &y);
+	expect_uses_json(&x);
+	close_opened(&x);
+	close_opened(&y);
+	free(t1);
+	free(t2);
+	t1 = big_tables(600, 900);
+	open_text(&x, t1);
+	ck_assert_int_lt(x.rc, 0);
+	ck_assert_int_eq(x.r.count, 1);
+	ck_assert_str_eq(x.r.items[0].code, "JSON_SYNTAX");
+	close_opened(&x);
+	free(t1);
+	/* the default back, should the tests share one process (CK_FORK=no) */
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setstacksize(&attr, (size_t)8 << 20), 0);
+	ck_assert_int_eq(pthread_setattr_default_np(&attr), 0);
+	pthread_attr_destroy(&attr);
+}
+END_TEST
+
 Suite *stream_suite(void);
 Suite *stream_suite(void)
 {
@@ -397,6 +447,7 @@ Suite *stream_suite(void)
 	tcase_add_test(t, test_stream_depth);
 	tcase_add_test(t, test_stream_use_slot);
 	tcase_add_test(t, test_stream_big_tables);
+	tcase_add_test(t, test_stream_no_threads);
 	suite_add_tcase(s, t);
 	return s;
 }
