@@ -268,9 +268,12 @@ static int64_t dir_get_raw(struct builder *b, uint32_t parent, const char *raw, 
 
 /* A file leaf named `raw` (escaped here).  When a directory already holds
  * the name the leaf becomes <dir>/%self.  Returns the index, or -EEXIST
- * for a duplicate (the caller decides), or -errno. */
-static int64_t file_add(struct builder *b, uint32_t parent, const char *raw, size_t len,
-			enum nf_role role, const struct nf_view *v)
+ * for a duplicate (the caller decides), or -errno.  A `unique` leaf is
+ * one no other leaf can share a name with (a binding's: binding names are
+ * JSON member names, unique): it is found against the directories and
+ * cut names, which are all hashed, but is not hashed itself. */
+static int64_t leaf_add(struct builder *b, uint32_t parent, const char *raw, size_t len,
+			enum nf_role role, const struct nf_view *v, bool unique)
 {
 	char esc[NF_NAME_MAX + 1];
 	size_t n = nf_escape_component(raw, len, esc);
@@ -284,10 +287,16 @@ static int64_t file_add(struct builder *b, uint32_t parent, const char *raw, siz
 	}
 	if (i >= 0)
 		return -EEXIST;
-	i = node_new(b, parent, esc, n, false, role, true);
+	i = node_new(b, parent, esc, n, false, role, !unique || nf_escape_is_cut(esc, n));
 	if (i >= 0)
 		node_set_view(b, (uint32_t)i, v);
 	return i;
+}
+
+static int64_t file_add(struct builder *b, uint32_t parent, const char *raw, size_t len,
+			enum nf_role role, const struct nf_view *v)
+{
+	return leaf_add(b, parent, raw, len, role, v, false);
 }
 
 /* A node under a parent whose names are distinct by construction (objects/,
@@ -499,7 +508,7 @@ static int add_bindings(struct builder *b, const struct nf_artifact *a, uint32_t
 		if (rc < 0)
 			return (int)rc;
 		leaf = leaf ? leaf + 1 : name;
-		rc = file_add(b, (uint32_t)dir, leaf, strlen(leaf), NF_ROLE_BINDING, &v);
+		rc = leaf_add(b, (uint32_t)dir, leaf, strlen(leaf), NF_ROLE_BINDING, &v, true);
 		if (rc == -EEXIST)
 			continue; /* duplicate name: the directory rejects it */
 		if (rc < 0)
@@ -527,7 +536,8 @@ static int add_decoded_bindings(struct builder *b, const struct nf_artifact *a, 
 		if (dir < 0 || nf_view_decoded(a, bd->parts, bd->nparts, dtype, &v) != 0)
 			continue;
 		leaf = leaf ? leaf + 1 : bd->name;
-		rc = file_add(b, (uint32_t)dir, leaf, strlen(leaf), NF_ROLE_DECODED_BINDING, &v);
+		rc = leaf_add(b, (uint32_t)dir, leaf, strlen(leaf), NF_ROLE_DECODED_BINDING, &v,
+			      true);
 		if (rc == -EEXIST)
 			continue;
 		if (rc < 0)
@@ -692,9 +702,10 @@ int nf_tree_build(struct nf_tree *t, const struct nf_artifact *a, const struct n
 
 	memset(t, 0, sizeof *t);
 	t->a = a;
-	/* about 2 hashed nodes per binding (bindings/, decoded/bindings/ and
-	 * their directories): grown from there if need be */
-	rc = hash_grow(&b, 2 * (size_t)a->nbindings + 64);
+	/* the hashed nodes are directories, small files and cut names: the
+	 * binding directories are often a quarter of the bindings (two trees
+	 * of them); grown from there if need be */
+	rc = hash_grow(&b, (size_t)a->nbindings / 2 + 64);
 	if (rc == 0)
 		rc = build_all(&b, a, docs);
 	else
