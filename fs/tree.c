@@ -352,8 +352,8 @@ static int add_top(struct builder *b, const struct nf_artifact *a, const struct 
 	struct nf_view v;
 	int64_t rc;
 
-	/* read from the entry: the JSON text is dropped after the mount is
-	 * built (on a large set it is a third of the daemon's memory) */
+	/* read from the entry: the daemon drops the JSON text once validated
+	 * (on a large set it was a third of the daemon's memory) */
 	nf_view_entry(&v, NF_ENTRY_HEADER_BYTES, a->json_bytes);
 	rc = file_add(b, 0, "artifact.json", 13, NF_ROLE_DOCUMENT, &v);
 	if (rc >= 0)
