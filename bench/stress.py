@@ -35,6 +35,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "pylib"))
+from nfnames import esc  # noqa: E402  the naming rule, shared with the tests
+
 POOL_BYTES = 256 << 20
 M32 = np.uint32(0xFFFFFFFF)
 
@@ -161,16 +164,6 @@ def elements(o):
 
 
 # ---------------------------------------------------------------- run
-
-def esc(c):
-    if c == "":
-        return "%"
-    if c == ".":
-        return "%2E"
-    if c == "..":
-        return "%2E%2E"
-    return c.replace("%", "%25").replace("/", "%2F")
-
 
 def make_file(objs, path, segs, dec, prefix=b""):
     """A readable file: prefix bytes, then the element ranges segs (obj, begin,

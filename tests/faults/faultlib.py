@@ -25,15 +25,7 @@ import json
 import os
 import sys
 
-
-def esc(c):
-    if c == "":
-        return "%"
-    if c == ".":
-        return "%2E"
-    if c == "..":
-        return "%2E%2E"
-    return c.replace("%", "%25").replace("/", "%2F")
+from nfnames import esc
 
 
 def errname(e):

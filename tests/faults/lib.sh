@@ -9,7 +9,7 @@ set -euo pipefail
 : "${NF_FIXTURE:?NF_FIXTURE must point at nf-fixture}"
 FAULTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=/usr/bin/python3          # numpy lives with the system python
-export PYTHONPATH=$FAULTS${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$FAULTS:$(cd "$FAULTS/../pylib" && pwd)${PYTHONPATH:+:$PYTHONPATH}
 T=$(mktemp -d /tmp/nf-fault-test.XXXXXX)
 LOG=$T/daemon.log
 : >"$LOG"

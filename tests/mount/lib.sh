@@ -78,13 +78,6 @@ unmount() {
 	fail "still mounted: $1"
 }
 
-# The naming rule of man ninferfs.5, for the python checks.
-PY_ESC='
-def esc(c):
-    if c == "": return "%"
-    if c == ".": return "%2E"
-    if c == "..": return "%2E%2E"
-    return c.replace("%", "%25").replace("/", "%2F")
-def expect_name(i):
-    return "".join(ch if (ch.isascii() and (ch.isalnum() or ch in "._-")) else "".join("%%%02X" % b for b in ch.encode()) for ch in i)
-'
+# The naming rule of man ninferfs.5, for the python checks (tests/pylib).
+export PYTHONPATH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../pylib" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+PY_ESC='from nfnames import esc'
