@@ -278,7 +278,7 @@ static void *sizes_run(void *arg)
 /* Everything the daemon needs besides the session. */
 static int prepare(struct nf_fs *fs)
 {
-	char err[256] = "";
+	char err[2048] = "";
 	struct stat st;
 	int rc;
 
@@ -313,6 +313,11 @@ static int prepare(struct nf_fs *fs)
 		pthread_join(side, NULL);
 	if (job.st_rc == 0)
 		fs->has_st = true;
+	if (rc == -EEXIST) {
+		/* two records, one path (man ninferfs.5, NAMES): exit 4 */
+		fprintf(stderr, "ninferfs: %s: not mounted: %s\n", fs->opt.entry, err);
+		return rc;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "ninferfs: cannot build the tree: %s\n", err);
 		return rc;
@@ -533,8 +538,10 @@ int main(int argc, char **argv)
 	if ((status = open_artifact(&fs, argc, argv)) != 0)
 		goto out;
 	status = NF_EXIT_ENTRY;
-	if (prepare(&fs) < 0)
+	if ((status = prepare(&fs)) < 0) {
+		status = status == -EEXIST ? NF_EXIT_DIRECTORY : NF_EXIT_ENTRY;
 		goto out;
+	}
 	status = NF_EXIT_MOUNT;
 	if (pthread_key_create(&fs.thread_key, nf_thread_free) != 0)
 		goto out;

@@ -11,9 +11,12 @@
  *     bytes (never inside an escape or a UTF-8 sequence) followed by
  *     "%~" and 16 lowercase hex digits of the FNV-1a 64 hash of the
  *     original component.
- * A binding leaf whose path is also a directory (a prefix of another
- * binding's name) is stored as "<dir>/%self".  "%self" and "%~" can never
- * come out of the escaping of a name, so the rule is injective. */
+ * A binding name is cut at every '/' into components, empty ones
+ * included ("/x" is "" and "x": bindings/%/x); the last is the leaf.  A
+ * binding leaf whose path is also a directory (its name and a '/' start
+ * another binding's name) is stored as "<dir>/%self".  "%self" and "%~" can never
+ * come out of the escaping of a name, so the rule is injective but for
+ * cut names whose hashes collide (fs/tree.c refuses the build then). */
 #ifndef NF_FS_NAMES_H
 #define NF_FS_NAMES_H
 

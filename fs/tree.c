@@ -33,6 +33,13 @@ struct builder {
 	uint32_t last_top, last_dir;
 };
 
+/* The record a node (or a node about to be made) stands for, for the
+ * message of a refused build. */
+struct nf_rec {
+	uint8_t role;
+	uint32_t ref, ref2, parent;
+};
+
 static int fail(struct builder *b, int rc, const char *fmt, ...)
 {
 	va_list ap;
@@ -41,6 +48,135 @@ static int fail(struct builder *b, int rc, const char *fmt, ...)
 	vsnprintf(b->err, b->errlen, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+/* Append `s` (len bytes) to out[*o..cap) quoted, with control bytes, '"'
+ * and '\\' escaped, and the middle of a long name left out (the tail is
+ * kept: two names that only differ there must stay apart). */
+static void put_quoted(char *out, size_t cap, size_t *o, const char *s, size_t len)
+{
+	const size_t head = 48, tail = 48;
+	bool skipped = false;
+
+	for (size_t i = 0; i < len && *o + 8 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (len > head + tail + 16 && i >= head && !skipped && (c & 0xC0) != 0x80) {
+			skipped = true;
+			/* skip to a character boundary, "tail" bytes from the end */
+			size_t j = len - tail;
+			while (j < len && ((unsigned char)s[j] & 0xC0) == 0x80)
+				j++;
+			*o += (size_t)snprintf(out + *o, cap - *o, "...");
+			i = j - 1;
+			continue;
+		}
+		if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f)
+			*o += (size_t)snprintf(out + *o, cap - *o, "\\x%02x", c);
+		else
+			out[(*o)++] = (char)c;
+	}
+	if (*o < cap)
+		out[*o] = '\0';
+}
+
+static void put_str(char *out, size_t cap, size_t *o, const char *s)
+{
+	int n = snprintf(out + *o, cap - *o, "%s", s);
+
+	*o += n < 0 ? 0 : (size_t)n < cap - *o ? (size_t)n : cap - *o - 1;
+}
+
+static void put_name(char *out, size_t cap, size_t *o, const char *s)
+{
+	put_str(out, cap, o, "\"");
+	put_quoted(out, cap, o, s, strlen(s));
+	put_str(out, cap, o, "\"");
+}
+
+/* The path of node `idx` below the mount's root, escaped names. */
+static void put_path(const struct nf_tree *t, char *out, size_t cap, size_t *o, uint32_t idx)
+{
+	uint32_t chain[64];
+	unsigned n = 0;
+
+	for (uint32_t i = idx; i != 0 && n < 64; i = t->nodes[i].parent)
+		chain[n++] = i;
+	put_str(out, cap, o, "\"");
+	if (n == 64)
+		put_str(out, cap, o, ".../");
+	while (n-- > 0) {
+		const struct nf_node *nd = &t->nodes[chain[n]];
+		put_quoted(out, cap, o, t->names + nd->name_off, nd->name_len);
+		if (n)
+			put_str(out, cap, o, "/");
+	}
+	put_str(out, cap, o, "\"");
+}
+
+/* "binding \"a/b\"", "object \"w\"", ... */
+static void put_record(const struct builder *b, char *out, size_t cap, size_t *o,
+		       const struct nf_rec *r)
+{
+	const struct nf_artifact *a = b->t->a;
+	const struct nf_node *par = &b->t->nodes[r->parent];
+
+	switch (r->role) {
+	case NF_ROLE_OBJECT:
+	case NF_ROLE_PLANE:
+	case NF_ROLE_DECODED_OBJECT:
+		put_str(out, cap, o, "object ");
+		put_name(out, cap, o, a->objects[r->ref].id);
+		return;
+	case NF_ROLE_BINDING:
+	case NF_ROLE_DECODED_BINDING:
+		put_str(out, cap, o, "binding ");
+		put_name(out, cap, o, a->bindings[r->ref].name);
+		return;
+	case NF_ROLE_RESOURCE:
+		put_str(out, cap, o, "resource ");
+		put_name(out, cap, o, a->components[r->ref].resources[r->ref2].role);
+		put_str(out, cap, o, " of component ");
+		put_name(out, cap, o, a->components[r->ref].id);
+		return;
+	case NF_ROLE_COMPONENT:
+		put_str(out, cap, o, "component ");
+		put_name(out, cap, o, a->components[r->ref].id);
+		return;
+	default:
+		if (par->role == NF_ROLE_COMPONENT) {
+			put_str(out, cap, o, "a file of component ");
+			put_name(out, cap, o, a->components[par->ref].id);
+		} else {
+			put_str(out, cap, o, r->role == NF_ROLE_DIR ? "a directory" : "a file");
+		}
+	}
+}
+
+static struct nf_rec rec_of(const struct nf_tree *t, uint32_t idx)
+{
+	const struct nf_node *n = &t->nodes[idx];
+
+	return (struct nf_rec){.role = n->role, .ref = n->ref, .ref2 = n->ref2,
+			       .parent = n->parent};
+}
+
+/* Two records whose files get one path (man ninferfs.5, NAMES): the build
+ * is refused, naming both.  `first` holds the path already. */
+static int clash(struct builder *b, uint32_t first, const struct nf_rec *second)
+{
+	struct nf_rec r1 = rec_of(b->t, first);
+	size_t o = 0;
+
+	if (b->errlen == 0)
+		return -EEXIST;
+	b->err[0] = '\0';
+	put_record(b, b->err, b->errlen, &o, &r1);
+	put_str(b->err, b->errlen, &o, " and ");
+	put_record(b, b->err, b->errlen, &o, second);
+	put_str(b->err, b->errlen, &o, " both map to ");
+	put_path(b->t, b->err, b->errlen, &o, first);
+	put_str(b->err, b->errlen, &o, " (two files cannot have one name: refused)");
+	return -EEXIST;
 }
 
 static uint32_t key_hash(uint32_t parent, const char *name, size_t len)
@@ -251,72 +387,78 @@ static int64_t dir_get(struct builder *b, uint32_t parent, const char *name, siz
 		       enum nf_role role)
 {
 	int64_t i = find(b, parent, name, len);
+	struct nf_rec r = {.role = (uint8_t)role, .parent = parent};
 
 	if (i >= 0)
-		return b->t->nodes[i].is_dir ? i : -EEXIST;
+		return b->t->nodes[i].is_dir ? i : clash(b, (uint32_t)i, &r);
 	return node_new(b, parent, name, len, true, role, true);
 }
 
-static int64_t dir_get_raw(struct builder *b, uint32_t parent, const char *raw, size_t len,
-			   enum nf_role role)
+
+/* A file leaf named `raw` (escaped here) for record `r` (r->parent is the
+ * directory).  When a directory already holds the name the leaf becomes
+ * <dir>/%self.  Returns the index, or -EEXIST when another node has the
+ * name (the build is refused, b->err says why), or -errno.  A `unique`
+ * leaf is one no other leaf should share a name with (a binding's:
+ * binding names are JSON member names, unique): it is found against the
+ * directories and cut names, which are all hashed, but is not hashed
+ * itself; link_children() proves it unique after all. */
+static int64_t leaf_add(struct builder *b, struct nf_rec *r, const char *raw, size_t len,
+			const struct nf_view *v, bool unique)
 {
 	char esc[NF_NAME_MAX + 1];
 	size_t n = nf_escape_component(raw, len, esc);
-
-	return dir_get(b, parent, esc, n, role);
-}
-
-/* A file leaf named `raw` (escaped here).  When a directory already holds
- * the name the leaf becomes <dir>/%self.  Returns the index, or -EEXIST
- * for a duplicate (the caller decides), or -errno.  A `unique` leaf is
- * one no other leaf can share a name with (a binding's: binding names are
- * JSON member names, unique): it is found against the directories and
- * cut names, which are all hashed, but is not hashed itself. */
-static int64_t leaf_add(struct builder *b, uint32_t parent, const char *raw, size_t len,
-			enum nf_role role, const struct nf_view *v, bool unique)
-{
-	char esc[NF_NAME_MAX + 1];
-	size_t n = nf_escape_component(raw, len, esc);
-	int64_t i = find(b, parent, esc, n);
+	int64_t i = find(b, r->parent, esc, n);
 
 	if (i >= 0 && b->t->nodes[i].is_dir) {
-		parent = (uint32_t)i;
+		r->parent = (uint32_t)i;
 		strcpy(esc, NF_SELF_NAME);
 		n = strlen(esc);
-		i = find(b, parent, esc, n);
+		i = find(b, r->parent, esc, n);
 	}
 	if (i >= 0)
-		return -EEXIST;
-	i = node_new(b, parent, esc, n, false, role, !unique || nf_escape_is_cut(esc, n));
-	if (i >= 0)
+		return clash(b, (uint32_t)i, r);
+	i = node_new(b, r->parent, esc, n, false, (enum nf_role)r->role,
+		     !unique || nf_escape_is_cut(esc, n));
+	if (i >= 0) {
 		node_set_view(b, (uint32_t)i, v);
+		b->t->nodes[i].ref = r->ref;
+		b->t->nodes[i].ref2 = r->ref2;
+	}
 	return i;
 }
 
 static int64_t file_add(struct builder *b, uint32_t parent, const char *raw, size_t len,
 			enum nf_role role, const struct nf_view *v)
 {
-	return leaf_add(b, parent, raw, len, role, v, false);
+	struct nf_rec r = {.role = (uint8_t)role, .parent = parent};
+
+	return leaf_add(b, &r, raw, len, v, false);
 }
 
-/* A node under a parent whose names are distinct by construction (objects/,
- * planes/ and a planes directory, decoded/objects/: object ids are unique
- * and escaping keeps them so unless it cuts a long name to a hash): it
- * skips the hash, which is most of the build's time on a large set (issue
- * 6), except for cut names.  Returns the index, -EEXIST or -errno. */
-static int64_t node_add_unique(struct builder *b, uint32_t parent, const char *raw, size_t len,
-			       bool is_dir, enum nf_role role, const struct nf_view *v)
+/* A node of record `r` under a parent whose names are distinct by
+ * construction (objects/, planes/ and a planes directory, decoded/objects/:
+ * object ids are unique and escaping keeps them so unless it cuts a long
+ * name to a hash): it skips the hash, which is most of the build's time on
+ * a large set (issue 6), except for cut names; link_children() proves the
+ * others unique.  Returns the index, -EEXIST (refused) or -errno. */
+static int64_t node_add_unique(struct builder *b, const struct nf_rec *r, const char *raw,
+			       size_t len, bool is_dir, const struct nf_view *v)
 {
 	char esc[NF_NAME_MAX + 1];
 	size_t n = nf_escape_component(raw, len, esc);
 	bool cut = nf_escape_is_cut(esc, n);
-	int64_t i;
+	int64_t i = cut ? find(b, r->parent, esc, n) : -1;
 
-	if (cut && find(b, parent, esc, n) >= 0)
-		return -EEXIST;
-	i = node_new(b, parent, esc, n, is_dir, role, cut);
-	if (i >= 0 && v)
+	if (i >= 0)
+		return clash(b, (uint32_t)i, r);
+	i = node_new(b, r->parent, esc, n, is_dir, (enum nf_role)r->role, cut);
+	if (i < 0)
+		return i;
+	if (v)
 		node_set_view(b, (uint32_t)i, v);
+	b->t->nodes[i].ref = r->ref;
+	b->t->nodes[i].ref2 = r->ref2;
 	return i;
 }
 
@@ -380,8 +522,16 @@ static int add_top(struct builder *b, const struct nf_artifact *a, const struct 
 static int add_component(struct builder *b, const struct nf_artifact *a, uint32_t ci, uint32_t top)
 {
 	const struct nf_component *c = &a->components[ci];
-	int64_t dir = dir_get_raw(b, top, c->id, strlen(c->id), NF_ROLE_COMPONENT), rc;
+	struct nf_rec rec = {.role = NF_ROLE_COMPONENT, .ref = ci, .parent = top};
+	char esc[NF_NAME_MAX + 1];
+	size_t n = nf_escape_component(c->id, strlen(c->id), esc);
+	int64_t dir = find(b, top, esc, n), rc;
 
+	/* component ids are unique: one directory each, never shared (a cut
+	 * name of another is refused, not merged) */
+	if (dir >= 0)
+		return clash(b, (uint32_t)dir, &rec);
+	dir = node_new(b, top, esc, n, true, NF_ROLE_COMPONENT, true);
 	if (dir < 0)
 		return (int)dir;
 	b->t->nodes[dir].ref = ci;
@@ -402,15 +552,13 @@ static int add_component(struct builder *b, const struct nf_artifact *a, uint32_
 		const char *role = c->resources[r].role;
 		struct nf_view v;
 
+		rec = (struct nf_rec){.role = NF_ROLE_RESOURCE, .ref = ci, .ref2 = r,
+				      .parent = (uint32_t)res};
 		if ((rc = nf_view_span(&b->pieces, o->offset, o->bytes, &v)) < 0)
 			return (int)rc;
-		rc = file_add(b, (uint32_t)res, role, strlen(role), NF_ROLE_RESOURCE, &v);
-		if (rc == -EEXIST)
-			continue;
+		rc = leaf_add(b, &rec, role, strlen(role), &v, false);
 		if (rc < 0)
 			return (int)rc;
-		b->t->nodes[rc].ref = ci;
-		b->t->nodes[rc].ref2 = r;
 	}
 	return 0;
 }
@@ -422,20 +570,19 @@ static int add_object(struct builder *b, const struct nf_artifact *a, uint32_t o
 	struct nf_view v;
 	int64_t rc;
 
+	struct nf_rec rec = {.role = NF_ROLE_OBJECT, .ref = oi, .parent = objs};
+
 	if ((rc = nf_view_span(&b->pieces, o->offset, o->bytes, &v)) < 0)
 		return (int)rc;
-	rc = node_add_unique(b, objs, o->id, strlen(o->id), false, NF_ROLE_OBJECT, &v);
-	if (rc == -EEXIST)
-		return 0;
+	rc = node_add_unique(b, &rec, o->id, strlen(o->id), false, &v);
 	if (rc < 0)
 		return (int)rc;
-	b->t->nodes[rc].ref = oi;
 	if (o->kind != NF_OBJ_TENSOR || o->codec_status != NF_CODEC_OK || !o->size_ok ||
 	    o->geom.nplanes == 0)
 		return 0;
-	int64_t dir = node_add_unique(b, planes, o->id, strlen(o->id), true, NF_ROLE_DIR, NULL);
-	if (dir == -EEXIST)
-		return 0;
+	/* a plane directory stands for its object in messages (ref) */
+	rec = (struct nf_rec){.role = NF_ROLE_DIR, .ref = oi, .parent = planes};
+	int64_t dir = node_add_unique(b, &rec, o->id, strlen(o->id), true, NULL);
 	if (dir < 0)
 		return (int)dir;
 	for (unsigned p = 0; p < o->geom.nplanes; p++) {
@@ -446,12 +593,11 @@ static int add_object(struct builder *b, const struct nf_artifact *a, uint32_t o
 			return -EOVERFLOW;
 		if ((rc = nf_view_span(&b->pieces, lo, pl->length, &v)) < 0)
 			return (int)rc;
-		rc = node_add_unique(b, (uint32_t)dir, pl->name, strlen(pl->name), false,
-				     NF_ROLE_PLANE, &v);
+		rec = (struct nf_rec){.role = NF_ROLE_PLANE, .ref = oi, .ref2 = p,
+				      .parent = (uint32_t)dir};
+		rc = node_add_unique(b, &rec, pl->name, strlen(pl->name), false, &v);
 		if (rc < 0)
 			return (int)rc;
-		b->t->nodes[rc].ref = oi;
-		b->t->nodes[rc].ref2 = p;
 	}
 	return 0;
 }
@@ -463,10 +609,13 @@ static int64_t binding_dirs(struct builder *b, uint32_t top, const char *name, b
 	int64_t dir = top;
 	const char *s = name, *slash;
 	const char *leaf = strrchr(name, '/');
-	size_t plen = leaf ? (size_t)(leaf - name) : 0;
+	size_t plen;
 
-	if (plen == 0)
+	/* no '/': a leaf of the top.  A '/' at 0 is not that: "/x" is the
+	 * components "" and "x", bindings/%/x (man ninferfs.5, NAMES) */
+	if (leaf == NULL)
 		return top;
+	plen = (size_t)(leaf - name);
 	if (b->last_name && b->last_top == top && b->last_len == plen &&
 	    memcmp(b->last_name, name, plen) == 0)
 		return b->last_dir;
@@ -489,9 +638,8 @@ static int64_t binding_dirs(struct builder *b, uint32_t top, const char *name, b
 static int add_bindings(struct builder *b, const struct nf_artifact *a, uint32_t top)
 {
 	for (uint32_t i = 0; i < a->nbindings; i++) {
+		/* only directories are under `top` yet: no -EEXIST */
 		int64_t rc = binding_dirs(b, top, a->bindings[i].name, true);
-		if (rc == -EEXIST)
-			continue; /* cannot happen: leaves come later */
 		if (rc < 0)
 			return (int)rc;
 	}
@@ -501,19 +649,17 @@ static int add_bindings(struct builder *b, const struct nf_artifact *a, uint32_t
 		struct nf_view v;
 
 		if (dir < 0)
-			continue;
+			return (int)dir; /* made in the first pass */
 		rc = nf_view_binding(&b->pieces, a, &a->bindings[i], &v);
 		if (rc == 1)
 			continue; /* no raw leaf: decoded/ only */
 		if (rc < 0)
 			return (int)rc;
 		leaf = leaf ? leaf + 1 : name;
-		rc = leaf_add(b, (uint32_t)dir, leaf, strlen(leaf), NF_ROLE_BINDING, &v, true);
-		if (rc == -EEXIST)
-			continue; /* duplicate name: the directory rejects it */
+		struct nf_rec rec = {.role = NF_ROLE_BINDING, .ref = i, .parent = (uint32_t)dir};
+		rc = leaf_add(b, &rec, leaf, strlen(leaf), &v, true);
 		if (rc < 0)
 			return (int)rc;
-		b->t->nodes[rc].ref = i;
 	}
 	return 0;
 }
@@ -524,7 +670,7 @@ static int add_decoded_bindings(struct builder *b, const struct nf_artifact *a, 
 {
 	for (uint32_t i = 0; i < a->nbindings; i++) {
 		int64_t rc = binding_dirs(b, top, a->bindings[i].name, true);
-		if (rc < 0 && rc != -EEXIST)
+		if (rc < 0)
 			return (int)rc;
 	}
 	for (uint32_t i = 0; i < a->nbindings; i++) {
@@ -533,16 +679,16 @@ static int add_decoded_bindings(struct builder *b, const struct nf_artifact *a, 
 		int64_t dir = binding_dirs(b, top, bd->name, false), rc;
 		struct nf_view v;
 
-		if (dir < 0 || nf_view_decoded(a, bd->parts, bd->nparts, dtype, &v) != 0)
+		if (dir < 0)
+			return (int)dir;
+		if (nf_view_decoded(a, bd->parts, bd->nparts, dtype, &v) != 0)
 			continue;
 		leaf = leaf ? leaf + 1 : bd->name;
-		rc = leaf_add(b, (uint32_t)dir, leaf, strlen(leaf), NF_ROLE_DECODED_BINDING, &v,
-			      true);
-		if (rc == -EEXIST)
-			continue;
+		struct nf_rec rec = {.role = NF_ROLE_DECODED_BINDING, .ref = i,
+				     .parent = (uint32_t)dir};
+		rc = leaf_add(b, &rec, leaf, strlen(leaf), &v, true);
 		if (rc < 0)
 			return (int)rc;
-		b->t->nodes[rc].ref = i;
 	}
 	return 0;
 }
@@ -565,12 +711,10 @@ static int add_decoded_objects(struct builder *b, const struct nf_artifact *a, u
 		*pt = (struct nf_part){.object = i, .begin = 0, .end = o->elements};
 		if (nf_view_decoded(a, pt, 1, dtype, &v) != 0)
 			continue;
-		rc = node_add_unique(b, top, o->id, strlen(o->id), false, NF_ROLE_DECODED_OBJECT, &v);
-		if (rc == -EEXIST)
-			continue;
+		struct nf_rec rec = {.role = NF_ROLE_DECODED_OBJECT, .ref = i, .parent = top};
+		rc = node_add_unique(b, &rec, o->id, strlen(o->id), false, &v);
 		if (rc < 0)
 			return (int)rc;
-		b->t->nodes[rc].ref = i;
 	}
 	return 0;
 }
@@ -618,19 +762,44 @@ static int by_name(const void *x, const void *y, void *arg)
 
 /* Children come in the directory's record order, which writers usually
  * keep sorted: one pass saves the sort of objects/, planes/ and
- * decoded/objects/ (n log n random name compares each). */
-static bool sorted(const struct nf_tree *t, const uint32_t *c, uint32_t n)
+ * decoded/objects/ (n log n random name compares each).  Returns 1 when
+ * strictly increasing, 0 when not sorted, or -(k+1) when children k-1 and
+ * k have one name (a sorted run up to there). */
+static int64_t order_of(const struct nf_tree *t, const uint32_t *c, uint32_t n)
 {
-	for (uint32_t k = 1; k < n; k++)
-		if (by_name(&c[k - 1], &c[k], (void *)t) > 0)
-			return false;
-	return true;
+	for (uint32_t k = 1; k < n; k++) {
+		int cmp = by_name(&c[k - 1], &c[k], (void *)t);
+		if (cmp > 0)
+			return 0;
+		if (cmp == 0)
+			return -(int64_t)k - 1;
+	}
+	return 1;
+}
+
+/* The proof that no directory lists one name twice (man ninferfs.5,
+ * NAMES): leaves of bindings and objects are not in the build's hash
+ * (issue 6), so a naming bug would otherwise give two files one name.
+ * Sorted children make it one compare per child: the one order_of() does
+ * anyway, or one linear pass after a sort. */
+static int children_unique(struct builder *b, const uint32_t *c, uint32_t n)
+{
+	int64_t k = order_of(b->t, c, n);
+
+	if (k < 0) {
+		struct nf_rec second = rec_of(b->t, c[-k - 1]);
+		return clash(b, c[-k - 2], &second);
+	}
+	return k == 1 ? 0 : 1;
 }
 
 /* Children arrays: counting sort by parent (first_child is the fill
- * cursor, then set back), then by name in each dir. */
-static int link_children(struct nf_tree *t)
+ * cursor, then set back), then by name in each dir, each proven free of
+ * duplicates.  -EEXIST (b->err says which records) or -ENOMEM. */
+static int link_children(struct builder *b)
 {
+	struct nf_tree *t = b->t;
+
 	t->children = calloc(t->nnodes ? t->nnodes : 1, sizeof *t->children);
 	if (t->children == NULL)
 		return -ENOMEM;
@@ -651,11 +820,20 @@ static int link_children(struct nf_tree *t)
 	for (uint32_t i = 0; i < t->nnodes; i++)
 		if (t->nodes[i].is_dir)
 			t->nodes[i].first_child -= t->nodes[i].nchildren;
-	for (uint32_t i = 0; i < t->nnodes; i++)
-		if (t->nodes[i].is_dir && t->nodes[i].nchildren > 1 &&
-		    !sorted(t, t->children + t->nodes[i].first_child, t->nodes[i].nchildren))
-			qsort_r(t->children + t->nodes[i].first_child, t->nodes[i].nchildren,
-				sizeof(uint32_t), by_name, t);
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		uint32_t *c = t->children + t->nodes[i].first_child, n = t->nodes[i].nchildren;
+		int rc;
+
+		if (!t->nodes[i].is_dir || n < 2)
+			continue;
+		rc = children_unique(b, c, n);
+		if (rc == 1) {
+			qsort_r(c, n, sizeof(uint32_t), by_name, t);
+			rc = children_unique(b, c, n);
+		}
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -674,23 +852,26 @@ static int build_all(struct builder *b, const struct nf_artifact *a, const struc
 	binds = dir_get(b, 0, "bindings", 8, NF_ROLE_DIR);
 	if (comps < 0 || objs < 0 || planes < 0 || binds < 0)
 		return fail(b, -ENOMEM, "top-level directories");
+	/* -EEXIST: clash() has said which two records collide */
 	for (uint32_t i = 0; i < a->ncomponents; i++)
 		if ((rc = add_component(b, a, i, (uint32_t)comps)) < 0)
-			return fail(b, rc, "component %s: %s", a->components[i].id, strerror(-rc));
+			return rc == -EEXIST ? rc : fail(b, rc, "component %s: %s",
+							 a->components[i].id, strerror(-rc));
 	for (uint32_t i = 0; i < a->nobjects; i++)
 		if ((rc = add_object(b, a, i, (uint32_t)objs, (uint32_t)planes)) < 0)
-			return fail(b, rc, "object %s: %s", a->objects[i].id, strerror(-rc));
+			return rc == -EEXIST ? rc : fail(b, rc, "object %s: %s", a->objects[i].id,
+							 strerror(-rc));
 	if ((rc = add_bindings(b, a, (uint32_t)binds)) < 0)
-		return fail(b, rc, "bindings: %s", strerror(-rc));
+		return rc == -EEXIST ? rc : fail(b, rc, "bindings: %s", strerror(-rc));
 	if ((rc = add_decoded(b, a, d)) < 0)
-		return fail(b, rc, "decoded: %s", strerror(-rc));
+		return rc == -EEXIST ? rc : fail(b, rc, "decoded: %s", strerror(-rc));
 	/* the (parent, name) hash is done with: free it before the children
 	 * arrays are made (the peak of the build) */
 	free(b->slots);
 	b->slots = NULL;
 	b->nslots = 0;
-	if ((rc = link_children(b->t)) < 0)
-		return fail(b, rc, "children: %s", strerror(-rc));
+	if ((rc = link_children(b)) < 0)
+		return rc == -EEXIST ? rc : fail(b, rc, "children: %s", strerror(-rc));
 	return 0;
 }
 

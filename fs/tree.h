@@ -4,7 +4,10 @@
  * build order is a function of the artifact alone, so inode numbers are
  * stable across mounts of the same set.  A directory's children are an
  * index range of `children`, sorted by name (bytewise, shorter first on a
- * common prefix) for binary-search lookup and stable readdir offsets. */
+ * common prefix) for binary-search lookup and stable readdir offsets.  The
+ * build proves every (directory, name) pair unique on the sorted children
+ * (man ninferfs.5, NAMES): two records with one path fail it with -EEXIST
+ * and a message naming both. */
 #ifndef NF_FS_TREE_H
 #define NF_FS_TREE_H
 
