@@ -67,6 +67,16 @@ struct nf_thread {
 	struct nf_ring_stats last;
 };
 
+/* A stats snapshot: one per open, listed (fs/handles.c). */
+struct nf_snap {
+	struct nf_snap *prev, *next;
+	size_t len;
+	char text[];
+};
+/* All stats snapshots held at once (fs/handles.c): an open beyond fails
+ * with EMFILE (man ninferfs.5, stats). */
+#define NF_SNAP_BYTES_MAX (64u << 20)
+
 struct nf_fs {
 	struct nf_options opt;
 	struct nf_artifact *a;
@@ -89,6 +99,13 @@ struct nf_fs {
 	pthread_key_t thread_key;
 	bool key_made;
 	atomic_uint_fast64_t reads, bytes, errors, submissions, sqes, short_reads;
+	/* the open state of generated files (fs/handles.c) */
+	pthread_mutex_t uses_lock, snap_lock;
+	bool handles_made;
+	char *uses_doc;                 /* uses.json, shared while uses_refs > 0 */
+	size_t uses_refs;
+	struct nf_snap *snaps;          /* stats snapshots not yet released */
+	size_t snap_bytes;
 };
 
 /* log.c: stderr in the foreground, syslog once daemonized. */
@@ -122,6 +139,17 @@ int nf_read_safetensors(struct nf_fs *fs, struct nf_thread *th, uint64_t off, si
 
 /* stats.c: the stats document, malloc'd. */
 char *nf_stats_json(struct nf_fs *fs);
+
+/* handles.c: uses.json, one copy shared by every open (made at the first,
+ * freed at the last release; `size` is its size counted at mount), and
+ * stats snapshots, one per open; nf_handles_free() frees what the kernel
+ * never released (a session ended by a signal).  0 or -errno. */
+int nf_handles_init(struct nf_fs *fs);
+int nf_uses_acquire(struct nf_fs *fs, uint64_t size, const char **doc);
+void nf_uses_release(struct nf_fs *fs);
+int nf_snap_open(struct nf_fs *fs, struct nf_snap **out);
+void nf_snap_close(struct nf_fs *fs, struct nf_snap *s);
+void nf_handles_free(struct nf_fs *fs);
 
 /* xattr.c */
 struct fuse_req;

@@ -499,6 +499,8 @@ static void fs_free(struct nf_fs *fs)
 		nf_thread_free(pthread_getspecific(fs->thread_key));
 		pthread_key_delete(fs->thread_key);
 	}
+	/* open files the kernel never released (a signal ended the session) */
+	nf_handles_free(fs);
 	nf_tree_free(&fs->tree);
 	if (fs->has_st)
 		nf_safetensors_free(&fs->st);
@@ -546,6 +548,8 @@ int main(int argc, char **argv)
 	if (pthread_key_create(&fs.thread_key, nf_thread_free) != 0)
 		goto out;
 	fs.key_made = true;
+	if (nf_handles_init(&fs) < 0)
+		goto out;
 	openlog("ninferfs", LOG_PID, LOG_DAEMON);
 	status = run_session(&fs, &args, &cmd);
 out:

@@ -197,6 +197,18 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	list_dir(req, ino, size, off, true);
 }
 
+/* What an open of a generated file holds (fs/handles.c). */
+static void release_handle(struct nf_fs *fs, const struct nf_node *node,
+			   const struct fuse_file_info *fi)
+{
+	if (fi->fh == 0 || node->is_dir)
+		return;
+	if (node->kind == NF_VIEW_STATS)
+		nf_snap_close(fs, (struct nf_snap *)(uintptr_t)fi->fh);
+	else if (node->kind == NF_VIEW_USES)
+		nf_uses_release(fs);
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct nf_fs *fs = fs_of(req);
@@ -212,36 +224,33 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return (void)fuse_reply_err(req, EROFS);
 	fi->fh = 0;
 	if (node->kind == NF_VIEW_STATS) {
-		char *snap = nf_stats_json(fs);
-		if (snap == NULL)
-			return (void)fuse_reply_err(req, ENOMEM);
+		struct nf_snap *snap;
+		int rc = nf_snap_open(fs, &snap);
+		if (rc < 0)
+			return (void)fuse_reply_err(req, -rc);
 		fi->fh = (uint64_t)(uintptr_t)snap;
 		fi->direct_io = 1; /* size known only now: st_size stays 0 */
 	} else if (node->kind == NF_VIEW_USES) {
-		errno = 0;
-		char *doc = nf_uses_json(fs->a);
-		if (doc == NULL) /* EIO: the entry was cut since the mount */
-			return (void)fuse_reply_err(req, errno == EIO ? EIO : ENOMEM);
-		if (strlen(doc) != node->size) {
-			/* cannot happen: the text and the model never change */
-			nf_log(fs, LOG_ERR, "uses.json: %zu bytes, not %" PRIu64, strlen(doc),
-			       node->size);
-			free(doc);
-			return (void)fuse_reply_err(req, EIO);
-		}
+		const char *doc;
+		int rc = nf_uses_acquire(fs, node->size, &doc);
+		if (rc < 0) /* EIO: the entry was cut since the mount */
+			return (void)fuse_reply_err(req, -rc);
 		fi->fh = (uint64_t)(uintptr_t)doc;
 		fi->keep_cache = 1;
 	} else {
 		fi->keep_cache = 1; /* the artifact never changes while mounted */
 	}
-	if (fuse_reply_open(req, fi) != 0 && fi->fh)
-		free((void *)(uintptr_t)fi->fh);
+	if (fuse_reply_open(req, fi) != 0)
+		release_handle(fs, node, fi);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	free((void *)(uintptr_t)fi->fh);
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino);
+
+	if (n >= 0)
+		release_handle(fs, &fs->tree.nodes[n], fi);
 	fuse_reply_err(req, 0);
 }
 
@@ -326,9 +335,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	switch (v->kind) {
 	case NF_VIEW_MEMORY:
 		return reply_memory(req, v->mem, v->size, size, off);
-	case NF_VIEW_STATS:
-		return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
-				     fi->fh ? strlen((const char *)(uintptr_t)fi->fh) : 0, size, off);
+	case NF_VIEW_STATS: {
+		const struct nf_snap *s = (const struct nf_snap *)(uintptr_t)fi->fh;
+		return read_snapshot(req, fs, s ? s->text : NULL, s ? s->len : 0, size, off);
+	}
 	case NF_VIEW_USES:
 		return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
 				     fi->fh ? (size_t)v->size : 0, size, off);

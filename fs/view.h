@@ -12,10 +12,11 @@
  *           run of zero bytes, laid end to end (objects, planes, resources,
  *           raw bindings, standalone row payloads of codecs §2.7);
  *   STATS   a snapshot generated at open() into a per-open buffer (direct
- *           I/O; st_size is 0);
+ *           I/O; st_size is 0; fs/handles.c);
  *   USES    uses.json when the reader left it to nf_uses_json() (large
- *           sets): made at open() into a per-open buffer, the same bytes
- *           every time, so st_size (counted once at mount) stays exact.
+ *           sets): made at the first open() into one copy all opens share
+ *           (fs/handles.c), the same bytes every time, so st_size (counted
+ *           once at mount) stays exact.
  * Adding a kind: add the enum value and the fields it needs to struct
  * nf_view, a builder that fills `size` (views.c, called from tree.c where
  * the files are placed), and a case in op_read (ops.c) that calls its read
@@ -38,8 +39,8 @@ enum nf_view_kind {
 	NF_VIEW_STATS,
 	NF_VIEW_DECODED,      /* parts dequantized on read (fs/decoded.h) */
 	NF_VIEW_SAFETENSORS,  /* decoded/model.safetensors (fs/safetensors.h) */
-	NF_VIEW_USES,         /* uses.json made at open() into a per-open buffer
-				 (nf_uses_json); `size` counted at mount */
+	NF_VIEW_USES,         /* uses.json made at the first open() into one
+				 shared copy (fs/handles.c); `size` counted at mount */
 	NF_VIEW_ENTRY,        /* entry file bytes [file_offset, file_offset + size) */
 };
 
