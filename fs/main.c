@@ -28,21 +28,20 @@
 #include "fs/context.h"
 #include "nf_version.h"
 
-enum { KEY_HELP, KEY_VERSION, KEY_FSNAME, KEY_SUBTYPE };
+enum { KEY_HELP, KEY_VERSION, KEY_FSNAME, KEY_SUBTYPE, KEY_NUMBER };
 
 #define NF_OPT(t, f, v) {t, offsetof(struct nf_options, f), v}
 
 static const struct fuse_opt opt_spec[] = {
 	NF_OPT("decoded_dtype=%s", decoded_dtype, 0),
 	NF_OPT("lenient", lenient, 1),
-	NF_OPT("uring_depth=%u", uring_depth, 0),
-	NF_OPT("threads=%u", threads, 0),
-	NF_OPT("uid=%u", uid, 0),
-	NF_OPT("uid=", has_uid, 1),
-	NF_OPT("gid=%u", gid, 0),
-	NF_OPT("gid=", has_gid, 1),
-	NF_OPT("umask=%o", umask, 0),
-	NF_OPT("umask=", has_umask, 1),
+	/* numbers are parsed by number_opt(), not by fuse_opt's %u/%o, which
+	 * wrap silently (uid=4294967296 was uid 0) and take 0o22 as 0 */
+	FUSE_OPT_KEY("uring_depth=", KEY_NUMBER),
+	FUSE_OPT_KEY("threads=", KEY_NUMBER),
+	FUSE_OPT_KEY("uid=", KEY_NUMBER),
+	FUSE_OPT_KEY("gid=", KEY_NUMBER),
+	FUSE_OPT_KEY("umask=", KEY_NUMBER),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -70,15 +69,68 @@ static void usage(FILE *out, const char *prog)
 		"ninferfs options:\n"
 		"    -o decoded_dtype=f32|bf16|f16  element type of decoded/ views (f32)\n"
 		"    -o lenient             mount even with directory errors\n"
-		"    -o uring_depth=N       io_uring entries per worker thread (%u)\n"
-		"    -o threads=N           FUSE worker threads (%u)\n"
-		"    -o uid=N,gid=N         owner of every file (the caller's)\n"
-		"    -o umask=M             octal mask applied to 0444/0555 (0)\n"
+		"    -o uring_depth=N       io_uring entries per worker thread, 1-4096 (%u)\n"
+		"    -o threads=N           FUSE worker threads, 1-1024 (%u)\n"
+		"    -o uid=N,gid=N         owner of every file, 0-4294967294 (the caller's)\n"
+		"    -o umask=M             octal mask applied to 0444/0555, 0-0777 (0)\n"
 		"    -h, --help             this help\n"
 		"    -V, --version          version\n\n"
 		"exit status: 0 mounted, 4 directory errors (refused), 8 cannot read the\n"
 		"entry, 16 usage error, 32 mount failed.  See ninferfs(1), ninferfs(5).\n",
 		prog, NF_DEFAULT_URING_DEPTH, NF_DEFAULT_THREADS);
+}
+
+/* The numeric -o options, their ranges (man ninferfs.1) and bases: uid and
+ * gid stop below (uid_t)-1, which chown(2) reads as "no change". */
+struct number_opt {
+	const char *name;
+	int base;                 /* 10, or 8: octal digits only */
+	unsigned long long min, max;
+	size_t field, has;        /* offsets in struct nf_options */
+};
+
+#define NF_NUM(n, b, lo, hi, f, h) {n, b, lo, hi, offsetof(struct nf_options, f), h}
+static const struct number_opt number_opts[] = {
+	NF_NUM("uring_depth", 10, 1, 4096, uring_depth, 0),
+	NF_NUM("threads", 10, 1, 1024, threads, 0),
+	NF_NUM("uid", 10, 0, UINT32_MAX - 1, uid, offsetof(struct nf_options, has_uid)),
+	NF_NUM("gid", 10, 0, UINT32_MAX - 1, gid, offsetof(struct nf_options, has_gid)),
+	NF_NUM("umask", 8, 0, 0777, umask, offsetof(struct nf_options, has_umask)),
+};
+
+/* "NAME=VALUE" of number_opts: digits of the base only (no sign, space,
+ * prefix or suffix), no overflow, within the range.  0, or -1 after a
+ * message naming the option. */
+static int number_opt(struct nf_options *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	for (size_t i = 0; eq && i < sizeof number_opts / sizeof number_opts[0]; i++) {
+		const struct number_opt *n = &number_opts[i];
+		const char *v = eq + 1, *digits = n->base == 8 ? "01234567" : "0123456789";
+		unsigned long long x;
+		char *end;
+
+		if (strlen(n->name) != (size_t)(eq - arg) || strncmp(arg, n->name, strlen(n->name)))
+			continue;
+		errno = 0;
+		x = strtoull(v, &end, n->base);
+		if (*v == '\0' || strspn(v, digits) != strlen(v) || *end != '\0' || errno == ERANGE ||
+		    x < n->min || x > n->max) {
+			if (n->base == 8)
+				fprintf(stderr, "ninferfs: -o %s: %s must be octal digits, 0 to 0%llo\n",
+					arg, n->name, n->max);
+			else
+				fprintf(stderr, "ninferfs: -o %s: %s must be a decimal number, %llu to "
+						"%llu\n", arg, n->name, n->min, n->max);
+			return -1;
+		}
+		*(unsigned *)((char *)o + n->field) = (unsigned)x;
+		if (n->has)
+			*(int *)((char *)o + n->has) = 1;
+		return 0;
+	}
+	return -1; /* cannot happen: opt_spec has no other KEY_NUMBER */
 }
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -87,6 +139,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 
 	(void)outargs;
 	switch (key) {
+	case KEY_NUMBER:
+		return number_opt(o, arg);
 	case KEY_HELP:
 		o->show_help = 1;
 		return 0;
@@ -168,21 +222,18 @@ static int check_options(struct nf_options *o, const char *prog)
 			o->decoded_dtype);
 		return -1;
 	}
+	/* 0: not given (number_opt() refuses a 0) */
 	if (o->uring_depth == 0)
 		o->uring_depth = NF_DEFAULT_URING_DEPTH;
 	if (o->threads == 0)
 		o->threads = NF_DEFAULT_THREADS;
-	if (o->uring_depth > 4096 || o->threads > 1024 || o->umask > 0777) {
-		fprintf(stderr, "%s: uring_depth must be 1..4096, threads 1..1024, umask 0..0777\n",
-			prog);
-		return -1;
-	}
 	return 0;
 }
 
-/* Parse argv; returns -1 to exit with `*status`, 0 to go on. */
+/* Parse argv; returns -1 to exit with `*status`, 0 to go on with the
+ * session made (*se, not mounted). */
 static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdline_opts *cmd,
-		      int *status)
+		      struct fuse_session **se, int *status)
 {
 	const char *prog = args->argv[0];
 	const char *base = strrchr(prog, '/');
@@ -213,6 +264,15 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 		return -1;
 	if (add_default_opts(args, &fs->opt, fs->opt.entry) < 0)
 		return -1;
+	/* The session is made now, before the artifact is read, because it
+	 * is libfuse that knows the rest of the options: it refuses an
+	 * unknown one (-o bogus, --bogus) here, naming it, and that is a
+	 * usage error (exit 16), not a failed mount. */
+	*se = fuse_session_new(args, nf_ops(), sizeof(struct fuse_lowlevel_ops), fs);
+	if (*se == NULL) {
+		fprintf(stderr, "ninferfs: bad option (see above, and ninferfs -h)\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -227,17 +287,33 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 	 * it is the largest text of the model after the JSON itself */
 	rc = nf_artifact_open_flags(entry, NF_OPEN_LAZY_USES_JSON, r, &fs->a);
 	if (rc < 0 || fs->a == NULL) {
+		size_t dir_errors = nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY);
+		struct stat st;
+
 		nf_report_print_text(stderr, r, NULL, entry);
-		fprintf(stderr, "ninferfs: cannot read %s: %s\n", entry, strerror(rc < 0 ? -rc : EIO));
-		/* a header or JSON the reader rejects is a directory error */
-		return nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY) ? NF_EXIT_DIRECTORY
-									 : NF_EXIT_ENTRY;
+		/* a header or JSON the reader rejects is a directory error: the
+		 * entry was read, it is refused (there is no model to mount,
+		 * even with -o lenient) */
+		if (dir_errors) {
+			fprintf(stderr, "ninferfs: %s: refused: %zu directory error%s (its header or "
+					"JSON cannot be read as an artifact, even with -o lenient)\n",
+				entry, dir_errors, dir_errors == 1 ? "" : "s");
+			return NF_EXIT_DIRECTORY;
+		}
+		if (rc == -EINVAL && stat(entry, &st) == 0 && !S_ISREG(st.st_mode))
+			fprintf(stderr, "ninferfs: cannot read %s: not a regular file\n", entry);
+		else
+			fprintf(stderr, "ninferfs: cannot read %s: %s\n", entry,
+				strerror(rc < 0 ? -rc : EIO));
+		return NF_EXIT_ENTRY;
 	}
 	nf_artifact_check_files(fs->a, r);
 	if (!fs->a->directory_ok && !fs->opt.lenient) {
+		size_t dir_errors = nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY);
+
 		nf_report_print_text(stderr, r, fs->a, entry);
-		fprintf(stderr, "ninferfs: %s has directory errors: not mounted (-o lenient mounts "
-				"what is consistent)\n", entry);
+		fprintf(stderr, "ninferfs: %s: refused: %zu directory error%s (-o lenient mounts what "
+				"is consistent)\n", entry, dir_errors, dir_errors == 1 ? "" : "s");
 		return NF_EXIT_DIRECTORY;
 	}
 	if (r->count > 0)
@@ -442,19 +518,16 @@ static int serve(struct nf_fs *fs, struct fuse_session *se, const struct fuse_cm
 	return rc;
 }
 
-static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdline_opts *cmd)
+static int run_session(struct nf_fs *fs, struct fuse_session *se, struct fuse_cmdline_opts *cmd)
 {
-	struct fuse_session *se;
 	struct ready_arg ra = {.fs = fs, .notify_fd = -1};
 	pthread_t ready;
 	bool ready_started = false;
 	int status = NF_EXIT_MOUNT, rc;
 
 	ra.mountpoint = realpath(cmd->mountpoint, NULL);
-	se = fuse_session_new(args, nf_ops(), sizeof(struct fuse_lowlevel_ops), fs);
-	if (se == NULL || ra.mountpoint == NULL) {
-		if (ra.mountpoint == NULL)
-			fprintf(stderr, "ninferfs: %s: %s\n", cmd->mountpoint, strerror(errno));
+	if (ra.mountpoint == NULL) {
+		fprintf(stderr, "ninferfs: %s: %s\n", cmd->mountpoint, strerror(errno));
 		goto out;
 	}
 	/* libfuse installs its unmount-on-signal handlers only where the
@@ -487,7 +560,6 @@ out_unmount:
 		pthread_join(ready, NULL);
 out_se:
 	fuse_remove_signal_handlers(se);
-	fuse_session_destroy(se);
 out:
 	free(ra.mountpoint);
 	return status;
@@ -519,6 +591,7 @@ int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cmd;
+	struct fuse_session *se = NULL;
 	struct nf_fs fs;
 	int status;
 
@@ -531,7 +604,7 @@ int main(int argc, char **argv)
 	memset(&cmd, 0, sizeof cmd);
 	fs.foreground = true;   /* stderr until daemonized */
 	nf_report_init(&fs.report);
-	if (parse_args(&fs, &args, &cmd, &status) < 0)
+	if (parse_args(&fs, &args, &cmd, &se, &status) < 0)
 		goto out;
 	if (fs.opt.fake) {
 		status = NF_EXIT_OK;
@@ -551,8 +624,10 @@ int main(int argc, char **argv)
 	if (nf_handles_init(&fs) < 0)
 		goto out;
 	openlog("ninferfs", LOG_PID, LOG_DAEMON);
-	status = run_session(&fs, &args, &cmd);
+	status = run_session(&fs, se, &cmd);
 out:
+	if (se)
+		fuse_session_destroy(se);
 	fs_free(&fs);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
