@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/attrs.h"
 #include "fs/names.h"
 
 _Static_assert(sizeof(struct nf_node) == 40, "struct nf_node grew (issue 6)");
@@ -26,6 +27,9 @@ struct builder {
 	size_t owned_cap;
 	char *err;
 	size_t errlen;
+	/* the most payload spans of one file (PIECES views, decoded parts):
+	 * with the files' count it bounds every segments list (xattrs/) */
+	uint64_t max_spans;
 	/* binding_dirs(): the directory of the last name's prefix (names of
 	 * one directory mostly follow each other: one lookup, not seven) */
 	const char *last_name;
@@ -328,8 +332,10 @@ static void node_set_view(struct builder *b, uint32_t idx, const struct nf_view 
 		} else {
 			n->at = (uint64_t)v->first | (uint64_t)v->count << 32;
 		}
+		b->max_spans = v->count > b->max_spans ? v->count : b->max_spans;
 		break;
 	case NF_VIEW_DECODED:
+		b->max_spans = v->nparts > b->max_spans ? v->nparts : b->max_spans;
 		n->dtype = (uint8_t)v->dtype;
 		n->error = (uint8_t)-v->error;
 		break;
@@ -744,6 +750,177 @@ static int add_decoded(struct builder *b, const struct nf_artifact *a, const str
 	return 0;
 }
 
+/* ---- xattrs/: the whole values of cut attributes (fs/attrs.h) ---------- */
+
+/* Whether a string of the artifact is longer than NF_XATTR_STRING_MAX (a
+ * pass over the records, not the nodes: there are 7x fewer). */
+static bool long_strings(const struct nf_artifact *a)
+{
+	for (uint32_t i = 0; i < a->nobjects; i++) {
+		const struct nf_object *o = &a->objects[i];
+		/* known format and layout names are the registry's, short */
+		bool unknown = o->codec_status == NF_CODEC_UNKNOWN_FORMAT ||
+			       o->codec_status == NF_CODEC_UNKNOWN_LAYOUT;
+		if (strlen(o->id) > NF_XATTR_STRING_MAX ||
+		    (unknown && o->format && strlen(o->format) > NF_XATTR_STRING_MAX) ||
+		    (unknown && o->layout && strlen(o->layout) > NF_XATTR_STRING_MAX))
+			return true;
+	}
+	for (uint32_t i = 0; i < a->nbindings; i++)
+		if (strlen(a->bindings[i].name) > NF_XATTR_STRING_MAX)
+			return true;
+	for (uint32_t i = 0; i < a->ncomponents; i++) {
+		const struct nf_component *c = &a->components[i];
+		if (strlen(c->id) > NF_XATTR_STRING_MAX)
+			return true;
+		for (uint32_t r = 0; r < c->nresources; r++)
+			if (strlen(c->resources[r].role) > NF_XATTR_STRING_MAX)
+				return true;
+	}
+	return false;
+}
+
+/* Payload spans of file node `idx` (0: no payload, no segments). */
+static uint64_t node_spans(const struct nf_tree *t, uint32_t idx)
+{
+	const struct nf_node *n = &t->nodes[idx];
+
+	if (n->is_dir)
+		return 0;
+	switch (n->role) {
+	case NF_ROLE_OBJECT:
+	case NF_ROLE_PLANE:
+	case NF_ROLE_BINDING:
+	case NF_ROLE_RESOURCE:
+		return n->kind == NF_NODE_SPAN ? 1 : n->kind == NF_VIEW_PIECES ? n->at >> 32 : 0;
+	case NF_ROLE_DECODED_OBJECT:
+		return 1;
+	case NF_ROLE_DECODED_BINDING:
+		return t->a->bindings[n->ref].nparts;
+	default:
+		return 0;
+	}
+}
+
+/* The directory under xattrs/ that mirrors node `idx`, made as needed. */
+static int64_t mirror_dir(struct builder *b, uint32_t idx)
+{
+	struct nf_tree *t = b->t;
+	uint32_t *chain = NULL, n = 0, cap = 0;
+	int64_t dir;
+
+	for (uint32_t i = idx; i != 0; i = t->nodes[i].parent) {
+		if (n == cap) {
+			uint32_t *c = realloc(chain, (cap = cap ? 2 * cap : 16) * sizeof *c);
+			if (c == NULL) {
+				free(chain);
+				return -ENOMEM;
+			}
+			chain = c;
+		}
+		chain[n++] = i;
+	}
+	dir = dir_get(b, 0, "xattrs", 6, NF_ROLE_DIR);
+	while (dir >= 0 && n-- > 0) {
+		char name[NF_NAME_MAX + 1];   /* a copy: the name arena may move */
+		const struct nf_node *nd = &t->nodes[chain[n]];
+		memcpy(name, t->names + nd->name_off, nd->name_len);
+		dir = dir_get(b, (uint32_t)dir, name, nd->name_len, NF_ROLE_DIR);
+	}
+	free(chain);
+	return dir;
+}
+
+/* xattrs/<path of idx>/<attr>: the whole value (len bytes at `mem`, which
+ * outlives the tree). */
+static int mirror_add(struct builder *b, uint32_t idx, const char *attr, const char *mem,
+		      size_t len)
+{
+	int64_t dir = mirror_dir(b, idx);
+	struct nf_view v;
+
+	if (dir < 0)
+		return (int)dir;
+	struct nf_rec rec = {.role = NF_ROLE_DOCUMENT, .parent = (uint32_t)dir};
+	nf_view_memory(&v, mem, len);
+	int64_t rc = leaf_add(b, &rec, attr, strlen(attr), &v, false);
+	return rc < 0 ? (int)rc : 0;
+}
+
+static int take_owned(struct builder *b, char *s)
+{
+	struct nf_tree *t = b->t;
+
+	if (t->nowned == b->owned_cap) {
+		size_t cap = b->owned_cap ? b->owned_cap * 2 : 16;
+		char **nv = realloc(t->owned, cap * sizeof *nv);
+		if (nv == NULL)
+			return -ENOMEM;
+		t->owned = nv;
+		b->owned_cap = cap;
+	}
+	t->owned[t->nowned++] = s;
+	return 0;
+}
+
+/* Every attribute value that attrs.h cuts gets its whole bytes as a file
+ * under xattrs/ (which exists only then).  Cheap on ordinary sets: the
+ * strings are checked once over the records, and a node's segments list
+ * is made only when (spans x files x the longest entry) could pass the
+ * limit, which needs hundreds of files or parts. */
+static int add_xattr_files(struct builder *b, const struct nf_artifact *a)
+{
+	struct nf_tree *t = b->t;
+	uint32_t n0 = t->nnodes;
+	size_t entry_max = 0;
+	bool strings = long_strings(a);
+	int rc;
+
+	uint64_t bound;
+	bool segments;
+
+	for (uint32_t f = 0; f < a->nfiles; f++) {
+		size_t e = nf_segment_entry_bound(a, f);
+		entry_max = e > entry_max ? e : entry_max;
+	}
+	/* no list can pass the limit: nothing to look at (ordinary sets) */
+	segments = __builtin_mul_overflow(b->max_spans, (uint64_t)a->nfiles * entry_max, &bound) ||
+		   bound + 64 > NF_XATTR_VALUE_MAX;
+	if (!strings && !segments)
+		return 0;
+	t->pieces = b->pieces.v;   /* for nf_tree_view() now; kept by nf_tree_build */
+	for (uint32_t i = 1; i < n0; i++) {
+		for (int w = 0; strings && w < NF_ATTR_NSTR; w++) {
+			const char *s = nf_node_string(t, i, (enum nf_str_attr)w);
+			if (s && strlen(s) > NF_XATTR_STRING_MAX &&
+			    (rc = mirror_add(b, i, nf_str_attr_names[w], s, strlen(s))) < 0)
+				return rc;
+		}
+		uint64_t spans = segments ? node_spans(t, i) : 0;
+		if (spans == 0 || (!__builtin_mul_overflow(spans, (uint64_t)a->nfiles * entry_max,
+							   &bound) &&
+				   bound + 64 <= NF_XATTR_VALUE_MAX))
+			continue;
+		struct nf_view v;
+		size_t len;
+		nf_tree_view(t, i, &v);
+		char *full = nf_segments_json(a, &v, 0, &len, NULL);
+		if (full == NULL)
+			return -ENOMEM;
+		if (len <= NF_XATTR_VALUE_MAX) {
+			free(full);
+			continue;
+		}
+		if ((rc = take_owned(b, full)) < 0) {
+			free(full);
+			return rc;
+		}
+		if ((rc = mirror_add(b, i, "user.ninfer.segments", full, len)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {
 	int c = memcmp(a, b, alen < blen ? alen : blen);
@@ -865,6 +1042,8 @@ static int build_all(struct builder *b, const struct nf_artifact *a, const struc
 		return rc == -EEXIST ? rc : fail(b, rc, "bindings: %s", strerror(-rc));
 	if ((rc = add_decoded(b, a, d)) < 0)
 		return rc == -EEXIST ? rc : fail(b, rc, "decoded: %s", strerror(-rc));
+	if ((rc = add_xattr_files(b, a)) < 0)
+		return rc == -EEXIST ? rc : fail(b, rc, "xattrs: %s", strerror(-rc));
 	/* the (parent, name) hash is done with: free it before the children
 	 * arrays are made (the peak of the build) */
 	free(b->slots);

@@ -4,7 +4,9 @@
  * storage, no locks).  user.ninfer.offset/bytes describe the logical
  * payload a file is made of: the first payload offset and the total number
  * of payload bytes (zero fill of standalone row payloads not counted);
- * user.ninfer.segments is the range map of all those bytes, in file order. */
+ * user.ninfer.segments is the range map of all those bytes, in file order.
+ * No value exceeds XATTR_SIZE_MAX: long ones are cut as fs/attrs.h says,
+ * and their whole bytes are files under xattrs/ (fs/tree.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/attrs.h"
 #include "fs/context.h"
 
 #define PFX "user.ninfer."
@@ -45,26 +48,6 @@ static bool is_decoded(const struct nf_node *n)
 	return n->role == NF_ROLE_DECODED_BINDING || n->role == NF_ROLE_DECODED_OBJECT;
 }
 
-/* The object whose format/layout/shape describe the node, or NULL. */
-static const struct nf_object *node_object(const struct nf_fs *fs, const struct nf_node *n)
-{
-	const struct nf_artifact *a = fs->a;
-
-	switch (n->role) {
-	case NF_ROLE_OBJECT:
-	case NF_ROLE_PLANE:
-	case NF_ROLE_DECODED_OBJECT:
-		return &a->objects[n->ref];
-	case NF_ROLE_BINDING:
-	case NF_ROLE_DECODED_BINDING:
-		return &a->objects[a->bindings[n->ref].parts[0].object];
-	case NF_ROLE_RESOURCE:
-		return &a->objects[a->components[n->ref].resources[n->ref2].object];
-	default:
-		return NULL;
-	}
-}
-
 static bool has_payload(const struct nf_node *n)
 {
 	return n->role == NF_ROLE_OBJECT || n->role == NF_ROLE_PLANE ||
@@ -86,32 +69,6 @@ static char *shape_json(uint32_t rank, const uint64_t *shape)
 	return s;
 }
 
-static const char *file_path(const struct nf_artifact *a, uint32_t f)
-{
-	return a->files[f].path ? a->files[f].path : a->entry_name;
-}
-
-static int segments_add(struct nf_fs *fs, json_t *list, uint64_t logical, uint64_t length)
-{
-	ssize_t n = nf_range_map(fs->a, logical, length, NULL, 0);
-	struct nf_segment *segs;
-
-	if (n <= 0)
-		return (int)n;
-	segs = calloc((size_t)n, sizeof *segs);
-	if (segs == NULL)
-		return -ENOMEM;
-	n = nf_range_map(fs->a, logical, length, segs, (size_t)n);
-	for (ssize_t i = 0; i < n; i++)
-		json_array_append_new(list, json_pack("{s:I,s:s,s:I,s:I}", "file",
-						      (json_int_t)segs[i].file, "path",
-						      file_path(fs->a, segs[i].file), "file_offset",
-						      (json_int_t)segs[i].file_offset, "length",
-						      (json_int_t)segs[i].length));
-	free(segs);
-	return n < 0 ? (int)n : 0;
-}
-
 /* Decoded files: the source objects of the parts (each once when parts
  * of one object follow each other), whole. */
 static void decoded_extent(const struct nf_fs *fs, const struct nf_view *v, uint64_t *off,
@@ -124,49 +81,6 @@ static void decoded_extent(const struct nf_fs *fs, const struct nf_view *v, uint
 			*bytes += fs->a->objects[v->parts[i].object].bytes;
 }
 
-static char *segments_json(struct nf_fs *fs, const struct nf_view *v)
-{
-	json_t *list = json_array();
-	char *s = NULL;
-
-	for (uint32_t i = 0; list && i < v->count; i++) {
-		const struct nf_piece *pc = &v->pieces[v->first + i];
-		if (pc->logical != NF_PIECE_ZERO && segments_add(fs, list, pc->logical, pc->length) < 0)
-			break;
-	}
-	for (uint32_t i = 0; list && v->kind == NF_VIEW_DECODED && i < v->nparts; i++) {
-		const struct nf_object *o = &fs->a->objects[v->parts[i].object];
-		if ((i == 0 || v->parts[i].object != v->parts[i - 1].object) &&
-		    segments_add(fs, list, o->offset, o->bytes) < 0)
-			break;
-	}
-	if (list)
-		s = json_dumps(list, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(list);
-	return s;
-}
-
-static char *node_name(const struct nf_fs *fs, const struct nf_node *n)
-{
-	const struct nf_artifact *a = fs->a;
-
-	switch (n->role) {
-	case NF_ROLE_OBJECT:
-	case NF_ROLE_PLANE:
-	case NF_ROLE_DECODED_OBJECT:
-		return strdup(a->objects[n->ref].id);
-	case NF_ROLE_BINDING:
-	case NF_ROLE_DECODED_BINDING:
-		return strdup(a->bindings[n->ref].name);
-	case NF_ROLE_RESOURCE:
-		return strdup(a->components[n->ref].resources[n->ref2].role);
-	case NF_ROLE_COMPONENT:
-		return strdup(a->components[n->ref].id);
-	default:
-		return NULL;
-	}
-}
-
 static char *u64_string(uint64_t v)
 {
 	char *s;
@@ -174,10 +88,27 @@ static char *u64_string(uint64_t v)
 	return asprintf(&s, "%" PRIu64, v) < 0 ? NULL : s;
 }
 
-/* The value of attribute `idx` of node n, malloc'd; NULL + *err. */
+/* A string attribute (attrs.h: cut past NF_XATTR_STRING_MAX), or NULL. */
+static char *string_value(struct nf_fs *fs, const struct nf_node *n, enum nf_str_attr which,
+			  int *err)
+{
+	const char *s = nf_node_string(&fs->tree, (uint32_t)(n - fs->tree.nodes), which);
+	size_t len;
+	char *v;
+
+	if (s == NULL)
+		return NULL;
+	v = nf_attr_string(s, &len);
+	if (v == NULL)
+		*err = -ENOMEM;
+	return v;
+}
+
+/* The value of attribute `idx` of node n, malloc'd; NULL + *err.  Every
+ * value fits XATTR_SIZE_MAX (attrs.h). */
 static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, int *err)
 {
-	const struct nf_object *o = node_object(fs, n);
+	const struct nf_object *o = nf_node_object(&fs->tree, n);
 	uint64_t off, bytes;
 	const char *nm = attr_names[idx] + strlen(PFX);
 
@@ -187,9 +118,9 @@ static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, i
 	if (strcmp(nm, "artifact_id") == 0)
 		return n->role == NF_ROLE_ROOT ? strdup(fs->a->artifact_id_hex) : NULL;
 	if (strcmp(nm, "name") == 0)
-		return node_name(fs, n);
+		return string_value(fs, n, NF_ATTR_NAME, err);
 	if (strcmp(nm, "object") == 0)
-		return n->role == NF_ROLE_RESOURCE ? strdup(o->id) : NULL;
+		return string_value(fs, n, NF_ATTR_OBJECT, err);
 	if (strcmp(nm, "plane") == 0)
 		return n->role == NF_ROLE_PLANE ? strdup(o->geom.planes[n->ref2].name) : NULL;
 	if (strcmp(nm, "dtype") == 0) {
@@ -200,9 +131,9 @@ static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, i
 	if (o == NULL)
 		return NULL;
 	if (strcmp(nm, "format") == 0)
-		return o->format ? strdup(o->format) : NULL;
+		return string_value(fs, n, NF_ATTR_FORMAT, err);
 	if (strcmp(nm, "layout") == 0)
-		return o->layout ? strdup(o->layout) : NULL;
+		return string_value(fs, n, NF_ATTR_LAYOUT, err);
 	if (strcmp(nm, "shape") == 0) {
 		if (n->role == NF_ROLE_BINDING || n->role == NF_ROLE_DECODED_BINDING)
 			return shape_json(fs->a->bindings[n->ref].rank, fs->a->bindings[n->ref].shape);
@@ -220,8 +151,13 @@ static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, i
 		return u64_string(off);
 	if (strcmp(nm, "bytes") == 0)
 		return u64_string(bytes);
-	if (strcmp(nm, "segments") == 0)
-		return segments_json(fs, &view);
+	if (strcmp(nm, "segments") == 0) {
+		size_t len;
+		char *v = nf_segments_json(fs->a, &view, NF_XATTR_VALUE_MAX, &len, NULL);
+		if (v == NULL)
+			*err = -ENOMEM;
+		return v;
+	}
 	return NULL;
 }
 
@@ -235,6 +171,10 @@ int nf_xattr_get(struct nf_fs *fs, uint32_t node, const char *name, char **value
 				return err;
 			*value = v;
 			*len = strlen(v);
+			if (*len > NF_XATTR_VALUE_MAX) { /* cannot happen: attrs.h */
+				free(v);
+				return -E2BIG;
+			}
 			return 0;
 		}
 	}
