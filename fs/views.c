@@ -123,16 +123,46 @@ static bool rows_compatible(const struct nf_object *o, const struct nf_object *f
 {
 	return object_usable(o) &&
 	       (o->geom.layout == NF_LAYOUT_ROW_SPLIT_K128_V1 ||
-		o->geom.layout == NF_LAYOUT_ROW_SCALE_V1) &&
+		o->geom.layout == NF_LAYOUT_ROW_SCALE_V1 ||
+		o->geom.layout == NF_LAYOUT_BLOCK_SCALE_K16_M128X4_V1) &&
 	       o->geom.layout == first->geom.layout && o->geom.format == first->geom.format &&
 	       o->geom.cols == first->geom.cols && o->geom.cols > 0;
 }
 
-/* One plane of the standalone payload: the row spans of every part. */
+/* nvfp4 (codecs §3.1, §3.6): the standalone object has D = 1, one divisor
+ * for all its rows, so every part must be on 128-row tiles (nf_row_spans
+ * says so) inside one divisor share of one parent: the same divisor word.
+ * Parts of two shares, or of two objects, could hold two divisors. */
+static bool one_divisor(const struct nf_artifact *a, const struct nf_binding *b)
+{
+	uint64_t word = 0;
+
+	for (uint32_t i = 0; i < b->nparts; i++) {
+		const struct nf_part *pt = &b->parts[i];
+		const struct nf_object *o = &a->objects[pt->object];
+		uint64_t K = o->geom.cols;
+		struct nf_span spans[NF_MAX_PLANES];
+
+		if (pt->object != b->parts[0].object ||
+		    nf_row_spans(&o->geom, pt->begin / K, (pt->end - pt->begin) / K, spans) != 3)
+			return false;
+		if (i > 0 && spans[2].offset != word)
+			return false;
+		word = spans[2].offset;
+	}
+	return true;
+}
+
+/* One plane of the standalone payload: the row spans of every part (for
+ * the divisors of nvfp4, the one word they share: one_divisor()). */
 static int rows_plane(struct nf_pieces *p, const struct nf_artifact *a, const struct nf_binding *b,
 		      unsigned plane, struct nf_view *v)
 {
-	for (uint32_t i = 0; i < b->nparts; i++) {
+	const struct nf_object *first = &a->objects[b->parts[0].object];
+	uint32_t nparts = first->geom.layout == NF_LAYOUT_BLOCK_SCALE_K16_M128X4_V1 && plane == 2
+				  ? 1 : b->nparts;
+
+	for (uint32_t i = 0; i < nparts; i++) {
 		const struct nf_part *pt = &b->parts[i];
 		const struct nf_object *o = &a->objects[pt->object];
 		uint64_t K = o->geom.cols, lo;
@@ -151,10 +181,12 @@ static int rows_plane(struct nf_pieces *p, const struct nf_artifact *a, const st
 	return 0;
 }
 
-/* Whole rows of row_split/row_scale parents of one format and K: a
- * standalone payload of the parent's format/layout (codecs §2.7): each
- * plane of nf_rows_geometry(rows) is the concatenation of the parts' row
- * spans of that plane, zero bytes fill the gaps. */
+/* Whole rows of row_split/row_scale parents of one format and K, or of
+ * one nvfp4 parent on 128-row tiles inside one divisor share: a
+ * standalone payload of the parent's format/layout (codecs §2.7, §3.6):
+ * each plane of nf_rows_geometry(rows) is the concatenation of the parts'
+ * row spans of that plane (nvfp4 divisors: the share's one word), zero
+ * bytes fill the gaps. */
 static int binding_rows(struct nf_pieces *p, const struct nf_artifact *a,
 			const struct nf_binding *b, struct nf_view *v)
 {
@@ -174,6 +206,8 @@ static int binding_rows(struct nf_pieces *p, const struct nf_artifact *a,
 		if (__builtin_add_overflow(rows, (pt->end - pt->begin) / o->geom.cols, &rows))
 			return -EOVERFLOW;
 	}
+	if (first->geom.layout == NF_LAYOUT_BLOCK_SCALE_K16_M128X4_V1 && !one_divisor(a, b))
+		return 1;
 	if (nf_rows_geometry(&first->geom, rows, &sub) != NF_CODEC_OK)
 		return 1;
 	for (unsigned pl = 0; pl < sub.nplanes; pl++) {

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # bindings/: whole objects, byte-range concatenations over contiguous
-# parents, standalone row payloads (codecs §2.7, §4.1) over row_split and
-# row_scale parents; other parts bindings have no raw leaf.
+# parents, standalone row payloads (codecs §2.7, §3.6, §4.1) over row_split,
+# row_scale and (on tiles inside one divisor share) nvfp4 parents; other
+# parts bindings have no raw leaf.
 . "$(dirname "$0")/lib.sh"
 
-for set in interleaved mixed text shared; do
+for set in interleaved mixed text shared nvfp4rows; do
 	d=$(fixture $set)
 	mnt=$T/mnt-$set
 	mount_fg "$d/$set.ninfer" "$mnt"
@@ -29,6 +30,25 @@ def rsc_planes(o, N):
     K = o["shape"][1]; sc = up(N * K, 256)
     return [(0, K), (sc, 2)], sc + 2 * N
 
+def nvfp4_rows(ps):
+    """codecs §3.6: one parent, 128-row tiles, one divisor share -> the
+    standalone [rows, K] object with D = 1 (the share's divisor)."""
+    o = ps[0][0]
+    N, K = o["shape"]; D = o.get("divisors", 1); share = N // D
+    if any(q is not o for q, _ in ps): return None
+    spans = [(r[0] // K, (r[1] - r[0]) // K) for _, r in ps]
+    if any(r[0] % K or r[1] % K or r0 % 128 or c % 128 or c == 0 for (_, r), (r0, c) in zip(ps, spans)):
+        return None
+    if len({r0 // share for r0, c in spans} | {(r0 + c - 1) // share for r0, c in spans}) != 1:
+        return None
+    src = data(o); so = up(N * K // 2, 256); do = so + N * K // 16
+    rows = sum(c for _, c in spans)
+    sso = up(rows * K // 2, 256)
+    codes = b"".join(src[r0 * K // 2:(r0 + c) * K // 2] for r0, c in spans)
+    scales = b"".join(src[so + r0 * K // 16:so + (r0 + c) * K // 16] for r0, c in spans)
+    w = spans[0][0] // share
+    return codes + bytes(sso - len(codes)) + scales + src[do + 4 * w:do + 4 * w + 4]
+
 def expected(b):
     if "object" in b:
         return data(objs[b["object"]])
@@ -40,6 +60,8 @@ def expected(b):
     if lay == "contiguous_le_v1":
         w = 2 if ps[0][0]["format"] == "bf16" else 4
         return b"".join(data(o)[r[0] * w:r[1] * w] for o, r in ps)
+    if lay == "block_scale_k16_m128x4_v1":
+        return nvfp4_rows(ps)
     if lay not in ("row_split_k128_v1", "row_scale_v1"):
         return None
     Ks = {o["shape"][1] for o, _ in ps}
