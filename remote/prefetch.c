@@ -1,0 +1,443 @@
+/* remote/prefetch.c — sequential-read detection and fetch-ahead windows.
+ *
+ * Modelled on mountpoint-s3's prefetcher: each reader (a stream) keeps,
+ * per file, where its last read ended.  A read starting there is
+ * sequential: the stream then keeps fetch-ahead windows queued beyond it,
+ * the first opts.prefetch_min bytes long and each next one twice the last
+ * up to opts.prefetch_max, so a long sequential read soon runs on large
+ * requests while a short one costs little.  Any other read drops the
+ * file's windows (they are cancelled in flight) and starts over.
+ *
+ * The windows are fetched by one background thread of the set (started on
+ * first use, with its own multi handle), in requests of at most
+ * opts.max_request bytes (a window is cut into such chunks, fetched in
+ * parallel).  A reader that reaches a chunk still in flight waits only
+ * for the bytes it needs (the chunk's filled count grows as the body
+ * arrives) and copies them into its buffer.  All windows of all streams
+ * together hold at most opts.prefetch_mem bytes: a window that does not
+ * fit is not queued and the reads go to the network directly.  A chunk
+ * that failed is simply not used: the read falls back to a direct
+ * request, which reports the error the usual way.
+ *
+ * With the block cache on, streams read through the cache instead (block
+ * reads; no fetch-ahead). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/internal.h"
+
+#define STREAM_FILES 4       /* files a stream tracks at once (LRU) */
+#define STREAM_CHUNKS 256    /* chunks queued ahead per file, at most */
+
+enum { PF_QUEUED, PF_RUNNING, PF_DONE };
+
+struct pfchunk {
+	struct nf_rpf *pf;
+	uint32_t file;
+	uint64_t off, len;
+	char *buf;
+	uint64_t filled;         /* bytes from the start received (under pf->lock) */
+	int state, result;
+	bool cancelled;
+	int refs;                /* the stream's and, while queued or running, the worker's */
+	struct pfchunk *qnext;
+};
+
+struct nf_rpf {
+	struct nf_remote *r;
+	pthread_mutex_t lock;
+	pthread_cond_t work;     /* the worker waits for chunks */
+	pthread_cond_t progress; /* readers wait for bytes */
+	uint64_t mem;            /* bytes of the chunks alive */
+	struct pfchunk *qhead, *qtail;
+	bool started, stop;
+	pthread_t th;
+};
+
+struct pffile {
+	bool used;
+	uint32_t file;
+	uint64_t next;           /* where the last read ended */
+	uint64_t ahead;          /* end of the last chunk queued */
+	uint64_t win;            /* size of the next window */
+	uint64_t tick;           /* LRU */
+	struct pfchunk *c[STREAM_CHUNKS];   /* ordered by offset */
+	size_t nc;
+};
+
+struct nf_remote_stream {
+	struct nf_remote *r;
+	struct pffile f[STREAM_FILES];
+	uint64_t tick;
+};
+
+/* ---- chunks --------------------------------------------------------------- */
+
+static void chunk_put(struct pfchunk *c)   /* pf->lock held */
+{
+	if (--c->refs > 0)
+		return;
+	c->pf->mem -= c->len;
+	free(c->buf);
+	free(c);
+}
+
+static int chunk_sink(void *ctx, uint64_t pos, const void *p, size_t n)
+{
+	struct pfchunk *c = ctx;
+	struct nf_rpf *pf = c->pf;
+	bool stop;
+
+	pthread_mutex_lock(&pf->lock);
+	stop = c->cancelled;
+	pthread_mutex_unlock(&pf->lock);
+	if (stop)
+		return -1;
+	memcpy(c->buf + pos, p, n);   /* pos + n <= len: http.c bounds the body */
+	pthread_mutex_lock(&pf->lock);
+	c->filled = pos + n;
+	pthread_cond_broadcast(&pf->progress);
+	pthread_mutex_unlock(&pf->lock);
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	struct nf_rpf *pf = arg;
+	struct nf_remote *r = pf->r;
+	struct nf_remote_thread *t = NULL;
+	size_t cap = r->o.max_inflight;
+	struct pfchunk **batch = calloc(cap, sizeof *batch);
+	struct nf_rreq *reqs = calloc(cap, sizeof *reqs);
+
+	if (batch == NULL || reqs == NULL || nf_remote_thread_new(r, &t) < 0)
+		t = NULL;
+	pthread_mutex_lock(&pf->lock);
+	for (;;) {
+		size_t k = 0;
+		while (!pf->stop && pf->qhead == NULL)
+			pthread_cond_wait(&pf->work, &pf->lock);
+		if (pf->stop)
+			break;
+		while (pf->qhead && k < cap) {
+			struct pfchunk *c = pf->qhead;
+			pf->qhead = c->qnext;
+			if (pf->qhead == NULL)
+				pf->qtail = NULL;
+			if (c->cancelled || t == NULL) {
+				c->state = PF_DONE;
+				c->result = c->cancelled ? -ECANCELED : -ENOMEM;
+				chunk_put(c);
+				continue;
+			}
+			c->state = PF_RUNNING;
+			batch[k] = c;
+			reqs[k] = (struct nf_rreq){.file = c->file, .off = c->off, .len = c->len,
+						   .sink = chunk_sink, .ctx = c};
+			k++;
+		}
+		pthread_cond_broadcast(&pf->progress);
+		if (k == 0)
+			continue;
+		pthread_mutex_unlock(&pf->lock);
+		nf_rhttp_run(t, reqs, k);
+		pthread_mutex_lock(&pf->lock);
+		for (size_t i = 0; i < k; i++) {
+			batch[i]->state = PF_DONE;
+			batch[i]->result = reqs[i].result;
+			if (reqs[i].result == 0) {
+				pthread_mutex_lock(&r->lock);
+				r->files[batch[i]->file].st.prefetch_bytes += batch[i]->len;
+				pthread_mutex_unlock(&r->lock);
+			}
+			chunk_put(batch[i]);
+		}
+		pthread_cond_broadcast(&pf->progress);
+	}
+	pthread_mutex_unlock(&pf->lock);
+	nf_remote_thread_free(t);
+	free(batch);
+	free(reqs);
+	return NULL;
+}
+
+int nf_rpf_new(struct nf_remote *r, struct nf_rpf **out)
+{
+	struct nf_rpf *pf = calloc(1, sizeof *pf);
+	*out = NULL;
+	if (pf == NULL)
+		return -ENOMEM;
+	pf->r = r;
+	pthread_mutex_init(&pf->lock, NULL);
+	pthread_cond_init(&pf->work, NULL);
+	pthread_cond_init(&pf->progress, NULL);
+	*out = pf;
+	return 0;
+}
+
+void nf_rpf_free(struct nf_rpf *pf)
+{
+	if (pf == NULL)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	pf->stop = true;
+	for (struct pfchunk *c = pf->qhead; c; c = c->qnext)
+		c->cancelled = true;
+	pthread_cond_broadcast(&pf->work);
+	pthread_mutex_unlock(&pf->lock);
+	if (pf->started)
+		pthread_join(pf->th, NULL);
+	while (pf->qhead) {
+		struct pfchunk *c = pf->qhead;
+		pf->qhead = c->qnext;
+		chunk_put(c);
+	}
+	pthread_mutex_destroy(&pf->lock);
+	pthread_cond_destroy(&pf->work);
+	pthread_cond_destroy(&pf->progress);
+	free(pf);
+}
+
+/* Queues [off, off+len) of `file` as chunks; lock held.  Returns the bytes
+ * queued (0 when the budget or the stream's slots are full). */
+static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off, uint64_t len)
+{
+	struct nf_remote *r = pf->r;
+	uint64_t done = 0;
+
+	if (!pf->started) {
+		if (pthread_create(&pf->th, NULL, worker, pf) != 0)
+			return 0;
+		pf->started = true;
+	}
+	while (done < len && pfi->nc < STREAM_CHUNKS) {
+		uint64_t n = len - done < r->o.max_request ? len - done : r->o.max_request;
+		if (pf->mem + n > r->o.prefetch_mem)
+			break;
+		struct pfchunk *c = calloc(1, sizeof *c);
+		char *buf = c ? malloc(n) : NULL;
+		if (buf == NULL) {
+			free(c);
+			break;
+		}
+		*c = (struct pfchunk){.pf = pf, .file = pfi->file, .off = off + done, .len = n,
+				      .buf = buf, .state = PF_QUEUED, .refs = 2};
+		pf->mem += n;
+		if (pf->qtail)
+			pf->qtail->qnext = c;
+		else
+			pf->qhead = c;
+		pf->qtail = c;
+		pfi->c[pfi->nc++] = c;
+		done += n;
+	}
+	if (done)
+		pthread_cond_signal(&pf->work);
+	return done;
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
+{
+	struct nf_remote_stream *s = calloc(1, sizeof *s);
+	*out = s;
+	if (s == NULL)
+		return -ENOMEM;
+	s->r = r;
+	return 0;
+}
+
+static void drop_chunks(struct nf_rpf *pf, struct pffile *pfi, size_t keep_from)
+{
+	/* lock held; drops chunks [0, keep_from) and shifts the rest down */
+	(void)pf;
+	for (size_t i = 0; i < keep_from; i++) {
+		pfi->c[i]->cancelled = true;
+		chunk_put(pfi->c[i]);
+	}
+	memmove(pfi->c, pfi->c + keep_from, (pfi->nc - keep_from) * sizeof *pfi->c);
+	pfi->nc -= keep_from;
+}
+
+void nf_remote_stream_free(struct nf_remote_stream *s)
+{
+	if (s == NULL)
+		return;
+	struct nf_rpf *pf = s->r->pf;
+	pthread_mutex_lock(&pf->lock);
+	for (int i = 0; i < STREAM_FILES; i++)
+		if (s->f[i].used)
+			drop_chunks(pf, &s->f[i], s->f[i].nc);
+	pthread_mutex_unlock(&pf->lock);
+	free(s);
+}
+
+static struct pffile *file_state(struct nf_remote_stream *s, uint32_t file)
+{
+	struct pffile *lru = &s->f[0];
+	for (int i = 0; i < STREAM_FILES; i++) {
+		if (s->f[i].used && s->f[i].file == file) {
+			s->f[i].tick = ++s->tick;
+			return &s->f[i];
+		}
+		if (!s->f[i].used || s->f[i].tick < lru->tick)
+			lru = &s->f[i];
+	}
+	if (lru->used) {
+		pthread_mutex_lock(&s->r->pf->lock);
+		drop_chunks(s->r->pf, lru, lru->nc);
+		pthread_mutex_unlock(&s->r->pf->lock);
+	}
+	*lru = (struct pffile){.used = true, .file = file, .next = UINT64_MAX,
+			       .win = s->r->o.prefetch_min, .tick = ++s->tick};
+	return lru;
+}
+
+/* Copies what the chunks hold of [at, end) into dst (at is the segment's
+ * offset `base` + already copied); returns the bytes copied from `at` on
+ * (a prefix: stops at the first gap or failed chunk). */
+static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pffile *pfi, uint64_t at, uint64_t end,
+				 char *dst)
+{
+	uint64_t start = at;
+	pthread_mutex_lock(&pf->lock);
+	for (size_t i = 0; i < pfi->nc && at < end; i++) {
+		struct pfchunk *c = pfi->c[i];
+		if (c->off + c->len <= at)
+			continue;
+		if (c->off > at)
+			break;
+		uint64_t in = at - c->off, want = c->len - in;
+		if (want > end - at)
+			want = end - at;
+		/* wait for the bytes needed; the worker's request is bounded in
+		 * time, so is this wait */
+		while (c->state != PF_DONE && c->filled < in + want)
+			pthread_cond_wait(&pf->progress, &pf->lock);
+		if (c->state == PF_DONE && c->result < 0)
+			break;
+		memcpy(dst, c->buf + in, want);
+		dst += want;
+		at += want;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return at - start;
+}
+
+/* Keeps about one window queued beyond `pos`, growing the window. */
+static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t pos)
+{
+	struct nf_remote *r = s->r;
+	struct nf_rpf *pf = r->pf;
+	uint64_t size = nf_rfile_known(r, pfi->file, NULL);
+
+	if (pfi->ahead < pos)
+		pfi->ahead = pos;
+	pthread_mutex_lock(&pf->lock);
+	/* chunks wholly behind the reader are done with */
+	size_t behind = 0;
+	while (behind < pfi->nc && pfi->c[behind]->off + pfi->c[behind]->len <= pos)
+		behind++;
+	drop_chunks(pf, pfi, behind);
+	while (pfi->ahead - pos < pfi->win && pfi->ahead < size) {
+		uint64_t len = pfi->win;
+		if (size != UINT64_MAX && len > size - pfi->ahead)
+			len = size - pfi->ahead;
+		uint64_t q = queue_window(pf, pfi, pfi->ahead, len);
+		if (q == 0)
+			break;
+		pfi->ahead += q;
+		if (q < len)
+			break;
+		if (pfi->win < r->o.prefetch_max)
+			pfi->win = pfi->win * 2 < r->o.prefetch_max ? pfi->win * 2 : r->o.prefetch_max;
+	}
+	pthread_mutex_unlock(&pf->lock);
+}
+
+static struct pffile *file_find(struct nf_remote_stream *s, uint32_t file)
+{
+	for (int i = 0; i < STREAM_FILES; i++)
+		if (s->f[i].used && s->f[i].file == file)
+			return &s->f[i];
+	return NULL;
+}
+
+int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
+			  struct nf_io *ios, size_t n)
+{
+	struct nf_remote *r = t->r;
+	struct nf_io *rest;
+	size_t *from, nrest = 0;
+	bool *seq;
+	int rc = 0;
+
+	if (r->cache || r->o.prefetch_mem == 0)
+		return nf_remote_read(t, ios, n);
+	rest = calloc(n ? n : 1, sizeof *rest);
+	from = calloc(n ? n : 1, sizeof *from);
+	seq = calloc(n ? n : 1, sizeof *seq);
+	if (rest == NULL || from == NULL || seq == NULL) {
+		free(rest);
+		free(from);
+		free(seq);
+		return nf_remote_read(t, ios, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct nf_io *io = &ios[i];
+		uint64_t end, got = 0;
+		io->result = 0;
+		if (io->file >= r->nfiles || io->length == 0 || io->dst == NULL ||
+		    __builtin_add_overflow(io->offset, io->length, &end)) {
+			from[nrest] = i;
+			rest[nrest++] = *io;   /* nf_remote_read gives the verdict */
+			continue;
+		}
+		struct pffile *pfi = file_state(s, io->file);
+		seq[i] = io->offset == pfi->next;
+		if (!seq[i]) {
+			/* not sequential: forget the windows, start small again */
+			pthread_mutex_lock(&r->pf->lock);
+			drop_chunks(r->pf, pfi, pfi->nc);
+			pthread_mutex_unlock(&r->pf->lock);
+			pfi->win = r->o.prefetch_min;
+			pfi->ahead = end;
+		} else {
+			got = copy_from_chunks(r->pf, pfi, io->offset, end, io->dst);
+			if (got) {
+				pthread_mutex_lock(&r->lock);
+				r->files[io->file].st.prefetch_hits += got;
+				pthread_mutex_unlock(&r->lock);
+			}
+		}
+		pfi->next = end;
+		if (got < io->length) {
+			from[nrest] = i;
+			rest[nrest++] = (struct nf_io){.file = io->file, .offset = io->offset + got,
+						       .length = io->length - got,
+						       .dst = (char *)io->dst + got};
+		}
+	}
+	if (nrest)
+		nf_remote_read(t, rest, nrest);
+	for (size_t k = 0; k < nrest; k++)
+		ios[from[k]].result = rest[k].result;
+	/* with the bytes in: keep the windows coming for sequential readers */
+	for (size_t i = 0; i < n; i++) {
+		struct pffile *pfi;
+		if (ios[i].result < 0) {
+			if (rc == 0)
+				rc = ios[i].result;
+			continue;
+		}
+		if (seq[i] && (pfi = file_find(s, ios[i].file)) != NULL &&
+		    pfi->next == ios[i].offset + ios[i].length)
+			keep_ahead(s, pfi, pfi->next);
+	}
+	free(rest);
+	free(from);
+	free(seq);
+	return rc;
+}
