@@ -67,7 +67,7 @@ CONF
 		>>"$CEPH_DIR/log/setup.log" || ceph_fail "monmaptool"
 	ceph-mon -c "$CEPH_CONF" --mkfs -i a --monmap "$CEPH_DIR/monmap" \
 		--keyring "$CEPH_DIR/keyring.mon.a" 2>>"$CEPH_DIR/log/setup.log" || ceph_fail "ceph-mon --mkfs"
-	ceph-mon -c "$CEPH_CONF" -i a -f 2>>"$CEPH_DIR/log/setup.log" &
+	ceph-mon -c "$CEPH_CONF" -i a -f >>"$CEPH_DIR/log/setup.log" 2>&1 &
 	SRV_PIDS+=($!)
 	CEPH_MON_PID=$!
 	osd_uuid=$(uuidgen)
@@ -78,12 +78,12 @@ CONF
 		-o "$CEPH_DIR/keyring.osd.0" >/dev/null || ceph_fail "osd key"
 	ceph-osd -c "$CEPH_CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" \
 		>>"$CEPH_DIR/log/setup.log" 2>&1 || ceph_fail "ceph-osd --mkfs"
-	ceph-osd -c "$CEPH_CONF" -i 0 -f 2>>"$CEPH_DIR/log/setup.log" &
+	ceph-osd -c "$CEPH_CONF" -i 0 -f >>"$CEPH_DIR/log/setup.log" 2>&1 &
 	SRV_PIDS+=($!)
 	CEPH_OSD_PID=$!
 	cep auth get-or-create client.rgw.a mon 'allow rw' osd 'allow rwx' \
 		-o "$CEPH_DIR/keyring.client.rgw.a" >/dev/null || ceph_fail "rgw key"
-	radosgw -c "$CEPH_CONF" -n client.rgw.a -f 2>>"$CEPH_DIR/log/setup.log" &
+	radosgw -c "$CEPH_CONF" -n client.rgw.a -f >>"$CEPH_DIR/log/setup.log" 2>&1 &
 	SRV_PIDS+=($!)
 	CEPH_RGW_PID=$!
 	RGW_URL=http://127.0.0.1:$rgw_port

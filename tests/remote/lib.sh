@@ -23,6 +23,7 @@ cleanup() {
 		kill "$p" 2>/dev/null
 		for _ in $(seq 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
 	done
 	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
