@@ -403,6 +403,9 @@ static int start_attempt(struct nf_rxfer *x)
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, r->u.scheme == NF_RS_HTTPS ? "https" : "http,https");
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	/* wait for a connection being set up rather than open a second one:
+	 * over HTTP/2 the requests then share it as streams */
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)o->low_speed_bytes);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)o->low_speed_secs);

@@ -5,7 +5,9 @@
 # the access log), keep-alive (every request on one $connection), stat =
 # nginx's own ETag and size, If-Match 412 after a change, 404 -> missing,
 # reads past the end, the prefetcher's growing windows, and redirects
-# (refused to another host unless allowed).
+# (refused to another host unless allowed); over TLS: verification on (a
+# private CA fails until cafile= names it), HTTP/2 with several requests
+# multiplexed on one connection, no downgrade to http.
 . "$(dirname "$0")/lib.sh"
 . "$REMOTE_TESTS/ngx.sh"
 
@@ -16,7 +18,7 @@ mkfile "$W/d/e.ninfer.part-0001" 2000000 2
 weird='we ird%2F..?#name'
 mkfile "$W/d/$weird" 70000 3
 mkfile "$W/d/big" 9000000 4
-ngx_start "$W" 'location /hop/ { return 302 http://localhost:$server_port/d/e.ninfer; }
+NGX_TLS=1 ngx_start "$W" 'location /hop/ { return 302 http://localhost:$server_port/d/e.ninfer; }
 		location /same/ { return 302 /d/e.ninfer; }'
 U=$NGX_URL/d/e.ninfer
 
@@ -118,3 +120,19 @@ slice "$W/d/e.ninfer" 0 1000 | cmp - "$T/got" || fail "same-host redirect bytes"
 rget -o redirects=any "$NGX_URL/hop/x" read 0 0 1000 >"$T/got" || fail "redirects=any"
 slice "$W/d/e.ninfer" 0 1000 | cmp - "$T/got" || fail "redirect bytes"
 ok "redirects refused by default, to another host unless redirects=any"
+
+# --- TLS: verification, a private CA, HTTP/2, no downgrade
+TU=$NGX_TLS_URL/d/e.ninfer
+rc=0; rget "$TU" read 0 0 10 >/dev/null || rc=$?
+[ "$rc" = 1 ] && grep -q 'SSL certificate problem' "$T/rget.err" || fail "unknown CA accepted: $(cat "$T/rget.err")"
+ngx_clear
+rget -o cafile="$NGX_DIR/ca.pem" "$TU" segs 0 0:1000,500000:1000,900000:1000,1500000:1000 >"$T/got" ||
+	fail "cafile: $(cat "$T/rget.err")"
+{ for o in 0 500000 900000 1500000; do slice "$W/d/e.ninfer" $o 1000; done; } | cmp - "$T/got" ||
+	fail "TLS bytes"
+[ "$(grep -c 'HTTP/2.0" "bytes=' "$NGX_LOG")" = 4 ] || fail "not HTTP/2: $(cat "$NGX_LOG")"
+[ "$(awk '{print $1}' "$NGX_LOG" | sort -u | wc -l)" = 1 ] || fail "h2: several connections: $(cat "$NGX_LOG")"
+ok "TLS: an unknown CA is refused; with cafile=, 4 ranges in flight over one HTTP/2 connection"
+rc=0; rget -o cafile="$NGX_DIR/ca.pem",redirects=any "$NGX_TLS_URL/down/x" read 0 0 10 >/dev/null || rc=$?
+[ "$rc" = 1 ] && grep -q 'refused: a downgrade from https' "$T/rget.err" || fail "downgrade: $(cat "$T/rget.err")"
+ok "https never follows a redirect to http, even with redirects=any"

@@ -4,6 +4,24 @@
 # the PID is ours.  The access log has one line per request:
 #   CONNECTION "REQUEST" "RANGE" "IF-MATCH" STATUS BYTES_SENT
 # ngx_start ROOT [EXTRA_SERVER_LINES] -> NGX_URL, NGX_LOG
+# With NGX_TLS=1 a second server speaks TLS with HTTP/2 on another port
+# (NGX_TLS_URL), with a certificate for 127.0.0.1 from a CA made here
+# ($NGX_DIR/ca.pem, in no system store); its /down/ redirects to plain http.
+
+# a throwaway CA and a server certificate for IP 127.0.0.1
+ngx_make_certs() {
+	local d=$NGX_DIR/tls
+	mkdir -p "$d"
+	{
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout "$d/ca.key" -out "$NGX_DIR/ca.pem" -days 2 -subj /CN=nf-test-ca
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout "$d/srv.key" -out "$d/srv.csr" -subj /CN=127.0.0.1
+		printf 'subjectAltName=IP:127.0.0.1\n' >"$d/ext"
+		openssl x509 -req -in "$d/srv.csr" -CA "$NGX_DIR/ca.pem" -CAkey "$d/ca.key" \
+			-CAcreateserial -out "$d/srv.pem" -days 2 -extfile "$d/ext"
+	} >"$d/log" 2>&1 || { cat "$d/log" >&2; fail "openssl: test certificates"; }
+}
 
 ngx_start() {
 	local root=$1 extra=${2:-} port
@@ -11,6 +29,19 @@ ngx_start() {
 	mkdir -p "$NGX_DIR/tmp" "$NGX_DIR/logs"
 	port=$(free_port)
 	NGX_PORT=$port
+	local tls=""
+	if [ "${NGX_TLS:-0}" = 1 ]; then
+		ngx_make_certs
+		NGX_TLS_PORT=$(free_port)
+		NGX_TLS_URL=https://127.0.0.1:$NGX_TLS_PORT
+		tls="server {
+		listen 127.0.0.1:$NGX_TLS_PORT ssl http2;
+		ssl_certificate $NGX_DIR/tls/srv.pem;
+		ssl_certificate_key $NGX_DIR/tls/srv.key;
+		root $root;
+		location /down/ { return 302 http://127.0.0.1:$port/d/e.ninfer; }
+	}"
+	fi
 	NGX_LOG=$NGX_DIR/logs/access.log
 	cat >"$NGX_DIR/nginx.conf" <<CONF
 daemon off;
@@ -36,6 +67,7 @@ http {
 		root $root;
 		$extra
 	}
+	$tls
 }
 CONF
 	nginx -p "$NGX_DIR" -c "$NGX_DIR/nginx.conf" -e "$NGX_DIR/logs/error.log" &
