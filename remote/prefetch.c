@@ -2,10 +2,11 @@
  *
  * Modelled on mountpoint-s3's prefetcher: each reader (a stream) keeps,
  * per file, where its last read ended.  A read starting there is
- * sequential: the stream then keeps fetch-ahead windows queued beyond it,
- * the first opts.prefetch_min bytes long and each next one twice the last
- * up to opts.prefetch_max, so a long sequential read soon runs on large
- * requests while a short one costs little.  Any other read drops the
+ * sequential: the stream then queues a fetch-ahead window right after the
+ * last one whenever less than half a window is left ahead of the reader;
+ * the first is opts.prefetch_min bytes long and each next one twice the
+ * last up to opts.prefetch_max, so a long sequential read soon runs on
+ * large requests while a short one costs little.  Any other read drops the
  * file's windows (they are cancelled in flight) and starts over.
  *
  * The windows are fetched by one background thread of the set (started on
@@ -341,7 +342,10 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 	while (behind < pfi->nc && pfi->c[behind]->off + pfi->c[behind]->len <= pos)
 		behind++;
 	drop_chunks(pf, pfi, behind);
-	while (pfi->ahead - pos < pfi->win && pfi->ahead < size) {
+	/* the next window goes out when less than half of the current one is
+	 * left ahead of the reader: a window of `win` bytes right after the
+	 * last, then the size doubles up to the cap */
+	while (pfi->ahead < size && pfi->ahead - pos < pfi->win / 2) {
 		uint64_t len = pfi->win;
 		if (size != UINT64_MAX && len > size - pfi->ahead)
 			len = size - pfi->ahead;
@@ -349,10 +353,10 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 		if (q == 0)
 			break;
 		pfi->ahead += q;
-		if (q < len)
-			break;
 		if (pfi->win < r->o.prefetch_max)
 			pfi->win = pfi->win * 2 < r->o.prefetch_max ? pfi->win * 2 : r->o.prefetch_max;
+		if (q < len)
+			break;
 	}
 	pthread_mutex_unlock(&pf->lock);
 }
