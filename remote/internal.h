@@ -63,6 +63,7 @@ struct nf_rcache;
 
 struct nf_remote {
 	struct nf_remote_opts o;
+	bool global;               /* curl_global_init done */
 	struct nf_rurl u;
 	struct nf_rcreds cr;
 	bool sign;                 /* s3 with credentials: SigV4 */

@@ -152,6 +152,14 @@ int nf_remote_open(const char *url, const struct nf_remote_opts *o, struct nf_re
 		free(shown);
 		return -ENOMEM;
 	}
+	/* reference-counted by libcurl; done here, once per set and before any
+	 * thread starts, so curl_easy_init never does it implicitly */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		free(r);
+		free(shown);
+		return -ENOMEM;
+	}
+	r->global = true;
 	r->o = *o;
 	pthread_mutex_init(&r->lock, NULL);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -237,6 +245,8 @@ void nf_remote_close(struct nf_remote *r)
 	pthread_mutex_destroy(&r->lock);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&r->share_locks[i]);
+	if (r->global)
+		curl_global_cleanup();
 	free(r);
 }
 

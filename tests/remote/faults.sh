@@ -109,3 +109,16 @@ grep -q '^GET /ok/f' "$T/log" && fail "the redirect target was requested"
 rget -o redirects=any "$S/redir/f" read 0 10 1000 >"$T/got" || fail "redirects=any: $(cat "$T/rget.err")"
 slice "$W/f" 10 1000 | cmp - "$T/got" || fail "redirect bytes"
 ok "redirect to another host refused unless redirects=any"
+
+# SigV4 with a session token: the token header is sent and signed, and
+# x-amz-content-sha256 goes with every signed request; the token and the
+# secret are in no message
+AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=SECRETVALUE AWS_SESSION_TOKEN=TOKENVALUE \
+	HOME=$T AWS_REGION=eu-central-1 rget -s "$T/st" -o endpoint="$S/ok" s3://bkt/dir/f read 0 0 1000 >"$T/got" ||
+	fail "s3 via the fault server: $(cat "$T/rget.err")"
+slice "$W/f" 0 1000 | cmp - "$T/got" || fail "s3 bytes"
+tail -1 "$T/log" | grep -q '^GET /ok/bkt/dir/f bytes=0-999 206 host;x-amz-content-sha256;x-amz-date;x-amz-security-token token$' ||
+	fail "signed headers: $(tail -1 "$T/log")"
+grep -q '"url": "'"$S"'/ok/bkt/dir/f"' "$T/st" || fail "s3 url: $(cat "$T/st")"
+! grep -q 'SECRETVALUE\|TOKENVALUE' "$T/st" "$T/rget.err" || fail "a secret in the output"
+ok "SigV4 with a session token: x-amz-security-token and x-amz-content-sha256 signed and sent"

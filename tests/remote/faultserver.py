@@ -18,7 +18,11 @@ names the file):
   /stall/F       headers and 100 bytes, then silence (until the lifetime ends)
   /redir/F       302 to http://localhost:PORT/ok/F (another host name)
 
-Every request is logged to LOG as "METHOD PATH RANGE STATUS".  The server
+The file is the path's last segment, so /ok/BUCKET/KEY works as an S3
+path-style endpoint http://127.0.0.1:PORT/ok (nothing is verified there).
+Every request is logged to LOG as "METHOD PATH RANGE STATUS SIGNED TOKEN",
+SIGNED the SignedHeaders of a SigV4 Authorization header (or -), TOKEN
+"token" when x-amz-security-token was sent (its value is not logged).  The server
 exits by itself after LIFETIME seconds (bounded even if the test dies).
 
   faultserver.py ROOT PORTFILE LOG LIFETIME
@@ -51,7 +55,11 @@ class H(BaseHTTPRequestHandler):
 
     def log(self, status):
         with lock, open(LOG, "a") as f:
-            f.write("%s %s %s %d\n" % (self.command, self.path, self.headers.get("Range", "-"), status))
+            auth = self.headers.get("Authorization", "")
+            signed = auth.split("SignedHeaders=")[1].split(",")[0] if "SignedHeaders=" in auth else "-"
+            tok = "token" if self.headers.get("x-amz-security-token") else "-"
+            f.write("%s %s %s %d %s %s\n" % (self.command, self.path, self.headers.get("Range", "-"),
+                                             status, signed, tok))
 
     def plain_status(self, status, extra=()):
         self.send_response(status)
@@ -68,10 +76,10 @@ class H(BaseHTTPRequestHandler):
         self.handle_get(head=False)
 
     def handle_get(self, head):
-        parts = self.path.split("/", 2)
+        parts = self.path.split("/")
         if len(parts) < 3:
             return self.plain_status(404)
-        mode, name = parts[1], parts[2]
+        mode, name = parts[1], parts[-1]
         path = os.path.join(ROOT, name)
         if "/" in name or not os.path.isfile(path):
             return self.plain_status(404)

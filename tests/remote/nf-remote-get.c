@@ -15,6 +15,9 @@
  *   seq FILE OFF LEN CHUNK         sequential CHUNK-sized reads through a
  *                                  stream (the prefetcher), bytes to stdout
  *   stat FILE                      "SIZE ETAG" on stdout
+ *   threads N FILE OFF LEN CHUNK   N threads, each with its own thread handle
+ *                                  and stream, read the range sequentially at
+ *                                  once; all copies must agree; one to stdout
  *   touch PATH / wait PATH         create PATH / wait (<= 30 s) until it exists,
  *                                  to step in lockstep with a test script
  *
@@ -30,6 +33,7 @@
  * files.json/stats rows come from nf_remote_file_stats(). */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +133,69 @@ static int cmd_seq(struct ctx *c, uint32_t file, uint64_t off, uint64_t len, uin
 	if (rc < 0)
 		report(c, "seq", file, rc);
 	free(buf);
+	return rc;
+}
+
+struct worker {
+	struct nf_remote *r;
+	uint32_t file;
+	uint64_t off, len, chunk;
+	char *buf;
+	int rc;
+};
+
+static void *seq_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct nf_remote_thread *t = NULL;
+	struct nf_remote_stream *s = NULL;
+	w->rc = nf_remote_thread_new(w->r, &t);
+	if (w->rc == 0)
+		w->rc = nf_remote_stream_new(w->r, &s);
+	for (uint64_t at = 0; w->rc == 0 && at < w->len; at += w->chunk) {
+		uint64_t n = w->len - at < w->chunk ? w->len - at : w->chunk;
+		struct nf_io io = {.file = w->file, .offset = w->off + at, .length = n,
+				   .dst = w->buf + at};
+		w->rc = nf_remote_stream_read(t, s, &io, 1);
+	}
+	nf_remote_stream_free(s);
+	nf_remote_thread_free(t);
+	return NULL;
+}
+
+static int cmd_threads(struct ctx *c, unsigned n, uint32_t file, uint64_t off, uint64_t len,
+		       uint64_t chunk)
+{
+	struct worker w[16];
+	pthread_t th[16];
+	int rc = 0;
+	if (n == 0 || n > 16 || chunk == 0)
+		usage();
+	for (unsigned i = 0; i < n; i++) {
+		w[i] = (struct worker){.r = c->r, .file = file, .off = off, .len = len, .chunk = chunk,
+				       .buf = malloc(len ? len : 1)};
+		if (w[i].buf == NULL || pthread_create(&th[i], NULL, seq_worker, &w[i]) != 0) {
+			free(w[i].buf);
+			n = i;
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		if (rc == 0 && w[i].rc < 0)
+			rc = w[i].rc;
+		if (rc == 0 && memcmp(w[i].buf, w[0].buf, len) != 0) {
+			fprintf(stderr, "nf-remote-get: threads: thread %u read other bytes\n", i);
+			rc = -EIO;
+		}
+	}
+	if (rc == 0)
+		rc = out(w[0].buf, len);
+	else
+		report(c, "threads", file, rc);
+	for (unsigned i = 0; i < n; i++)
+		free(w[i].buf);
 	return rc;
 }
 
@@ -235,6 +302,10 @@ int main(int argc, char **argv)
 			rc = cmd_seq(&c, (uint32_t)num(argv[optind]), num(argv[optind + 1]),
 				     num(argv[optind + 2]), num(argv[optind + 3]));
 			optind += 4;
+		} else if (strcmp(cmd, "threads") == 0 && left >= 5) {
+			rc = cmd_threads(&c, (unsigned)num(argv[optind]), (uint32_t)num(argv[optind + 1]),
+					 num(argv[optind + 2]), num(argv[optind + 3]), num(argv[optind + 4]));
+			optind += 5;
 		} else if (strcmp(cmd, "stat") == 0 && left >= 1) {
 			struct nf_remote_stat st;
 			uint32_t file = (uint32_t)num(argv[optind++]);

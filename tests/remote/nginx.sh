@@ -109,6 +109,20 @@ ngx_clear
 rget "$NGX_URL/d/big" seq 0 0 131072 65536 seq 0 5000000 65536 65536 seq 0 100 10 10 >/dev/null || fail "seq random"
 [ "$(ngx_requests)" -le 5 ] || fail "random: $(cat "$NGX_LOG")"
 
+# --- threads: 4 readers with their own thread handles and streams at once,
+# within a prefetch budget that fits only some of their windows
+rget -s "$T/st" -o prefetch_min=512K,prefetch_max=2M,prefetch_mem=3M,max_request=1M \
+	"$NGX_URL/d/big" threads 4 0 0 9000000 65536 >"$T/got" || fail "threads: $(cat "$T/rget.err")"
+cmp "$W/d/big" "$T/got" || fail "threads: bytes"
+grep -q '"prefetch_hits": [1-9]' "$T/st" || fail "threads: no prefetch hits: $(cat "$T/st")"
+ok "4 threads, each with its own stream, read the same 9 MB at once within prefetch_mem=3M"
+# a budget smaller than the first window: nothing is fetched ahead
+rget -s "$T/st" -o prefetch_min=1M,prefetch_mem=512K "$NGX_URL/d/big" seq 0 0 3000000 65536 >"$T/got" ||
+	fail "tiny budget"
+slice "$W/d/big" 0 3000000 | cmp - "$T/got" || fail "tiny budget: bytes"
+grep -q '"prefetch_hits": 0, "prefetch_bytes": 0' "$T/st" || fail "tiny budget prefetched: $(cat "$T/st")"
+ok "prefetch_mem smaller than a window: no fetch-ahead, bytes still exact"
+
 # --- redirects
 ngx_clear
 rc=0; rget "$NGX_URL/hop/x" read 0 0 10 >/dev/null || rc=$?
