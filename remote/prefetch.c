@@ -39,11 +39,20 @@ struct pfchunk {
 	uint64_t off, len;
 	char *buf;
 	uint64_t filled;         /* bytes from the start received (under pf->lock) */
+	uint64_t need;           /* a reader waits until filled >= need (0: none) */
+	uint64_t cap;            /* size of buf */
 	int state, result;
 	bool cancelled;
 	int refs;                /* the stream's and, while queued or running, the worker's */
 	struct pfchunk *qnext;
 };
+
+struct pfbuf {
+	struct pfbuf *next;
+	uint64_t cap;
+};
+
+#define SPARE_MAX ((uint64_t)64 << 20)
 
 struct nf_rpf {
 	struct nf_remote *r;
@@ -51,6 +60,10 @@ struct nf_rpf {
 	pthread_cond_t work;     /* the worker waits for chunks */
 	pthread_cond_t progress; /* readers wait for bytes */
 	uint64_t mem;            /* bytes of the chunks alive */
+	/* buffers of finished chunks, kept for the next ones: a fresh 16 MiB
+	 * buffer costs 4096 page faults, more than the copy into it */
+	struct pfbuf *spare;
+	uint64_t spare_bytes;
 	struct pfchunk *qhead, *qtail;
 	bool started, stop;
 	pthread_t th;
@@ -75,12 +88,41 @@ struct nf_remote_stream {
 
 /* ---- chunks --------------------------------------------------------------- */
 
+/* a buffer of at least n bytes, a spare one when there is one; lock held */
+static char *buf_get(struct nf_rpf *pf, uint64_t n, uint64_t *cap)
+{
+	for (struct pfbuf **p = &pf->spare; *p; p = &(*p)->next) {
+		if ((*p)->cap >= n) {
+			struct pfbuf *b = *p;
+			*p = b->next;
+			pf->spare_bytes -= b->cap;
+			*cap = b->cap;
+			return (char *)b;
+		}
+	}
+	*cap = n < sizeof(struct pfbuf) ? sizeof(struct pfbuf) : n;
+	return malloc(*cap);
+}
+
+static void buf_put(struct nf_rpf *pf, char *buf, uint64_t cap)
+{
+	if (pf->spare_bytes + cap > SPARE_MAX || pf->stop) {
+		free(buf);
+		return;
+	}
+	struct pfbuf *b = (struct pfbuf *)(void *)buf;
+	b->cap = cap;
+	b->next = pf->spare;
+	pf->spare = b;
+	pf->spare_bytes += cap;
+}
+
 static void chunk_put(struct pfchunk *c)   /* pf->lock held */
 {
 	if (--c->refs > 0)
 		return;
 	c->pf->mem -= c->len;
-	free(c->buf);
+	buf_put(c->pf, c->buf, c->cap);
 	free(c);
 }
 
@@ -98,7 +140,10 @@ static int chunk_sink(void *ctx, uint64_t pos, const void *p, size_t n)
 	memcpy(c->buf + pos, p, n);   /* pos + n <= len: http.c bounds the body */
 	pthread_mutex_lock(&pf->lock);
 	c->filled = pos + n;
-	pthread_cond_broadcast(&pf->progress);
+	if (c->need && c->filled >= c->need) { /* wake readers only when they can go on */
+		c->need = 0;
+		pthread_cond_broadcast(&pf->progress);
+	}
 	pthread_mutex_unlock(&pf->lock);
 	return 0;
 }
@@ -194,6 +239,11 @@ void nf_rpf_free(struct nf_rpf *pf)
 		pf->qhead = c->qnext;
 		chunk_put(c);
 	}
+	while (pf->spare) {
+		struct pfbuf *b = pf->spare;
+		pf->spare = b->next;
+		free(b);
+	}
 	pthread_mutex_destroy(&pf->lock);
 	pthread_cond_destroy(&pf->work);
 	pthread_cond_destroy(&pf->progress);
@@ -217,13 +267,14 @@ static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off
 		if (pf->mem + n > r->o.prefetch_mem)
 			break;
 		struct pfchunk *c = calloc(1, sizeof *c);
-		char *buf = c ? malloc(n) : NULL;
+		uint64_t cap = 0;
+		char *buf = c ? buf_get(pf, n, &cap) : NULL;
 		if (buf == NULL) {
 			free(c);
 			break;
 		}
 		*c = (struct pfchunk){.pf = pf, .file = pfi->file, .off = off + done, .len = n,
-				      .buf = buf, .state = PF_QUEUED, .refs = 2};
+				      .buf = buf, .cap = cap, .state = PF_QUEUED, .refs = 2};
 		pf->mem += n;
 		if (pf->qtail)
 			pf->qtail->qnext = c;
@@ -315,8 +366,11 @@ static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pffile *pfi, uint64_t
 			want = end - at;
 		/* wait for the bytes needed; the worker's request is bounded in
 		 * time, so is this wait */
-		while (c->state != PF_DONE && c->filled < in + want)
+		while (c->state != PF_DONE && c->filled < in + want) {
+			if (c->need == 0 || c->need > in + want)
+				c->need = in + want;
 			pthread_cond_wait(&pf->progress, &pf->lock);
+		}
 		if (c->state == PF_DONE && c->result < 0)
 			break;
 		memcpy(dst, c->buf + in, want);
