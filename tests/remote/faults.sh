@@ -74,15 +74,25 @@ ok "a body always short: EIO after the bounded retries"
 
 # ETag changes mid-sequence: reads 1, 2 fine, read 3 sees another ETag
 rc=0
-rget -s "$T/st" "$S/etag/f" read 0 0 100 read 0 100 100 read 0 200 100 >"$T/got" || rc=$?
+rget -k -s "$T/st" "$S/etag/f" read 0 0 100 read 0 100 100 read 0 200 100 read 0 300 100 >"$T/got" || rc=$?
 [ "$rc" = 1 ] || fail "etag change: exit $rc"
 [ "$(stat -c %s "$T/got")" = 200 ] || fail "etag change: $(stat -c %s "$T/got") bytes before the error"
 grep -q 'changed on the server: ETag "changed-3", first seen "' "$T/rget.err" || fail "etag: $(cat "$T/rget.err")"
 grep -q '"status": "changed"' "$T/st" || fail "etag stats"
-# and later reads of it fail at once, without a request
+# and the fourth read fails at once, without a request
 n=$(grep -c '^GET /etag/f' "$T/log")
 [ "$n" = 3 ] || fail "etag: $n requests"
-ok "ETag changed mid-sequence: the third read fails (EIO), the file is 'changed'"
+ok "ETag changed mid-sequence: the third read fails (EIO), the file is 'changed', the fourth fails without a request"
+
+# no ETag, only Last-Modified: sent back as If-Unmodified-Since, compared
+rc=0
+rget -s "$T/st" "$S/lastmod/f" read 0 0 100 read 0 100 100 read 0 200 100 >"$T/got" || rc=$?
+[ "$rc" = 1 ] && [ "$(stat -c %s "$T/got")" = 200 ] || fail "lastmod: rc=$rc"
+grep -q 'changed on the server: Last-Modified Mon, 02 Jun 2026 10:00:00 GMT, first seen Mon, 01 Jun' "$T/rget.err" ||
+	fail "lastmod: $(cat "$T/rget.err")"
+[ "$(grep -c '^GET /lastmod/f .* Mon,_01_Jun_2026_10:00:00_GMT$' "$T/log")" = 2 ] ||
+	fail "If-Unmodified-Since not sent: $(grep lastmod "$T/log")"
+ok "no ETag: Last-Modified sent back as If-Unmodified-Since; its change is caught (EIO)"
 
 # stall: the low-speed timeout fires, twice (2 tries), bounded
 t0=$(ms); rc=0
@@ -101,6 +111,30 @@ dt=$(($(ms) - t0))
 	fail "refused: rc=$rc ${dt} ms $(cat "$T/rget.err")"
 ok "connection refused: EIO after 2 tries in ${dt} ms"
 
+# connect timeout: a listener whose accept queue is full (never accepts)
+# drops new SYNs, so the connect hangs until connect_ms
+$PY - "$T/bl" <<'PYEOF' &
+import socket, sys, time, os
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)
+port = s.getsockname()[1]
+fill = []
+for _ in range(4):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(("127.0.0.1", port))
+    except BlockingIOError: pass
+    fill.append(c)
+open(sys.argv[1] + ".tmp", "w").write(str(port)); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(30)
+PYEOF
+SRV_PIDS+=($!)
+for _ in $(seq 100); do [ -s "$T/bl" ] && break; sleep 0.05; done
+t0=$(ms); rc=0
+rget -o connect_ms=300,tries=2,backoff_ms=10 "http://127.0.0.1:$(cat "$T/bl")/ok/f" read 0 0 10 >/dev/null || rc=$?
+dt=$(($(ms) - t0))
+[ "$rc" = 1 ] && grep -q 'gave up after 2 tries.*timed out' "$T/rget.err" && [ "$dt" -ge 550 ] && [ "$dt" -lt 3000 ] ||
+	fail "connect timeout: rc=$rc ${dt} ms $(cat "$T/rget.err")"
+ok "connect timeout (connect_ms=300) on each of 2 tries: EIO in ${dt} ms"
+
 # redirect to another host: refused, never requested; allowed with redirects=any
 rc=0; rget "$S/redir/f" read 0 0 10 >/dev/null || rc=$?
 [ "$rc" = 1 ] && grep -q 'refused: another host\|refused: redirects are not followed' "$T/rget.err" ||
@@ -117,7 +151,7 @@ AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=SECRETVALUE AWS_SESSION_TOKEN=T
 	HOME=$T AWS_REGION=eu-central-1 rget -s "$T/st" -o endpoint="$S/ok" s3://bkt/dir/f read 0 0 1000 >"$T/got" ||
 	fail "s3 via the fault server: $(cat "$T/rget.err")"
 slice "$W/f" 0 1000 | cmp - "$T/got" || fail "s3 bytes"
-tail -1 "$T/log" | grep -q '^GET /ok/bkt/dir/f bytes=0-999 206 host;x-amz-content-sha256;x-amz-date;x-amz-security-token token$' ||
+tail -1 "$T/log" | grep -q '^GET /ok/bkt/dir/f bytes=0-999 206 host;x-amz-content-sha256;x-amz-date;x-amz-security-token token -$' ||
 	fail "signed headers: $(tail -1 "$T/log")"
 grep -q '"url": "'"$S"'/ok/bkt/dir/f"' "$T/st" || fail "s3 url: $(cat "$T/st")"
 ! grep -q 'SECRETVALUE\|TOKENVALUE' "$T/st" "$T/rget.err" || fail "a secret in the output"

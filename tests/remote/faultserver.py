@@ -15,14 +15,17 @@ names the file):
   /etag/F        the ETag changes after the second GET (the object "changed");
                  If-Match is ignored, as by a server that does not support it,
                  so only the client's own ETag comparison can catch it
+  /lastmod/F     no ETag, only Last-Modified, which changes after the second
+                 GET; If-Unmodified-Since is ignored (the client must compare)
   /stall/F       headers and 100 bytes, then silence (until the lifetime ends)
   /redir/F       302 to http://localhost:PORT/ok/F (another host name)
 
 The file is the path's last segment, so /ok/BUCKET/KEY works as an S3
 path-style endpoint http://127.0.0.1:PORT/ok (nothing is verified there).
-Every request is logged to LOG as "METHOD PATH RANGE STATUS SIGNED TOKEN",
-SIGNED the SignedHeaders of a SigV4 Authorization header (or -), TOKEN
-"token" when x-amz-security-token was sent (its value is not logged).  The server
+Every request is logged to LOG as "METHOD PATH RANGE STATUS SIGNED TOKEN
+IUS", SIGNED the SignedHeaders of a SigV4 Authorization header (or -),
+TOKEN "token" when x-amz-security-token was sent (its value is not
+logged), IUS the If-Unmodified-Since header with spaces as '_' (or -).  The server
 exits by itself after LIFETIME seconds (bounded even if the test dies).
 
   faultserver.py ROOT PORTFILE LOG LIFETIME
@@ -58,8 +61,9 @@ class H(BaseHTTPRequestHandler):
             auth = self.headers.get("Authorization", "")
             signed = auth.split("SignedHeaders=")[1].split(",")[0] if "SignedHeaders=" in auth else "-"
             tok = "token" if self.headers.get("x-amz-security-token") else "-"
-            f.write("%s %s %s %d %s %s\n" % (self.command, self.path, self.headers.get("Range", "-"),
-                                             status, signed, tok))
+            ius = self.headers.get("If-Unmodified-Since", "-").replace(" ", "_")
+            f.write("%s %s %s %d %s %s %s\n" % (self.command, self.path, self.headers.get("Range", "-"),
+                                                status, signed, tok, ius))
 
     def plain_status(self, status, extra=()):
         self.send_response(status)
@@ -109,7 +113,11 @@ class H(BaseHTTPRequestHandler):
             status = 206
         body = data[first:last + 1]
         self.send_response(status)
-        self.send_header("ETag", etag)
+        if mode == "lastmod":
+            day = 1 if n <= 2 else 2
+            self.send_header("Last-Modified", "Mon, 0%d Jun 2026 10:00:00 GMT" % day)
+        else:
+            self.send_header("ETag", etag)
         self.send_header("Accept-Ranges", "bytes")
         if status == 206:
             self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))

@@ -7,6 +7,7 @@
  *   -o   engine options (remote.h: nf_remote_opts_set)
  *   -p   a part name, file 1, 2, ... beside the entry (file 0)
  *   -s   per-file stats as JSON lines to STATS ("-": stderr) at exit
+ *   -k   keep going after a failed command (the exit status is still 1)
  *
  * Commands, run in order on one set and one thread:
  *   read FILE OFF LEN              one segment, bytes to stdout
@@ -34,6 +35,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,10 +242,11 @@ int main(int argc, char **argv)
 	const char *parts[256], *stats = NULL;
 	uint32_t nparts = 0;
 	char *err = NULL;
-	int opt, rc = 0;
+	int opt, rc = 0, failed = 0;
+	bool keep_going = false;
 
 	nf_remote_opts_init(&o);
-	while ((opt = getopt(argc, argv, "+o:p:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+ko:p:s:")) != -1) {
 		switch (opt) {
 		case 'o':
 			for (char *kv = strtok(optarg, ","); kv; kv = strtok(NULL, ",")) {
@@ -262,6 +265,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			stats = optarg;
+			break;
+		case 'k':
+			keep_going = true;
 			break;
 		default:
 			usage();
@@ -323,7 +329,13 @@ int main(int argc, char **argv)
 		} else {
 			usage();
 		}
+		if (rc < 0 && keep_going) {
+			failed = 1;
+			rc = 0;
+		}
 	}
+	if (failed)
+		rc = -EIO;
 	fflush(stdout);
 	if (stats)
 		print_stats(&c, stats);
