@@ -673,53 +673,122 @@ static int precheck(struct nf_remote *r, const struct nf_rreq *q)
 	return rc;
 }
 
-void nf_rhttp_run(struct nf_remote_thread *t, struct nf_rreq *reqs, size_t n)
+/* Takes the next request from the source and gets it going: a transfer
+ * ready to start, or finished at once (a file already known bad, an empty
+ * range).  NULL when the source has none now. */
+static struct nf_rxfer *take(struct nf_remote_thread *t, const struct nf_rsource *src, bool idle,
+			     bool *more)
 {
 	struct nf_remote *r = t->r;
-	struct nf_rxfer *xs;
-	size_t left = 0, active = 0;
+	struct nf_rreq *q = src->next(src->ctx, idle);
+	struct nf_rxfer *x;
+	int rc;
 
-	if (n == 0)
-		return;
-	xs = calloc(n, sizeof *xs);
-	if (xs == NULL) {
-		for (size_t i = 0; i < n; i++)
-			reqs[i].result = -ENOMEM;
+	*more = q != NULL;
+	if (q == NULL)
+		return NULL;
+	q->result = 0;
+	x = calloc(1, sizeof *x);
+	rc = x ? precheck(r, q) : -ENOMEM;
+	if (rc == 0 && (x->url = strdup(r->files[q->file].url)) == NULL)
+		rc = -ENOMEM;
+	if (rc < 0 || (!q->head && q->len == 0)) {
+		q->result = rc;
+		if (x)
+			free(x->url);
+		free(x);
+		src->done(src->ctx, q);
+		return NULL;
+	}
+	x->t = t;
+	x->q = q;
+	x->t0 = nf_rnow_ms();
+	return x;
+}
+
+static void retire(struct nf_rxfer *x, const struct nf_rsource *src)
+{
+	struct nf_rreq *q = x->q;
+	if (x->active)
+		end_attempt(x);
+	free(x->url);
+	free(x);
+	src->done(src->ctx, q);
+}
+
+void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
+{
+	struct nf_remote *r = t->r;
+	/* transfers in flight or waiting to retry: at most max_inflight, so a
+	 * request waiting for its backoff holds its slot */
+	struct nf_rxfer **xs = calloc(r->o.max_inflight, sizeof *xs);
+	size_t nx = 0, active = 0;
+	bool exhausted = false;
+
+	if (xs == NULL) { /* fail what the source has, without blocking */
+		struct nf_rreq *q;
+		while ((q = src->next(src->ctx, false)) != NULL) {
+			q->result = -ENOMEM;
+			src->done(src->ctx, q);
+		}
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct nf_rxfer *x = &xs[i];
-		int rc = precheck(r, &reqs[i]);
-		x->t = t;
-		x->q = &reqs[i];
-		x->t0 = nf_rnow_ms();
-		if (rc == 0 && (x->url = strdup(r->files[reqs[i].file].url)) == NULL)
-			rc = -ENOMEM;
-		if (rc < 0 || (!reqs[i].head && reqs[i].len == 0))
-			finish(x, rc);
-		else
-			left++;
-	}
-	while (left > 0) {
+	for (;;) {
 		uint64_t now = nf_rnow_ms(), wake = UINT64_MAX;
-		for (size_t i = 0; i < n && active < r->o.max_inflight; i++) {
-			struct nf_rxfer *x = &xs[i];
-			if (x->done || x->active)
+		/* hand back the finished ones, then start due retries, then new
+		 * requests while there is room */
+		for (size_t i = 0; i < nx;) {
+			if (xs[i]->done) {
+				retire(xs[i], src);
+				xs[i] = xs[--nx];
+			} else {
+				i++;
+			}
+		}
+		for (size_t i = 0; i < nx && active < r->o.max_inflight; i++) {
+			struct nf_rxfer *x = xs[i];
+			if (x->active)
 				continue;
 			if (x->not_before > now) {
 				wake = x->not_before < wake ? x->not_before : wake;
 				continue;
 			}
 			int rc = start_attempt(x);
-			if (rc < 0) {
+			if (rc < 0)
 				finish(x, rc);
-				left--;
-			} else {
+			else
 				active++;
+		}
+		while (nx < r->o.max_inflight) {
+			bool more;
+			struct nf_rxfer *x = take(t, src, nx == 0, &more);
+			if (!more) {
+				exhausted = nx == 0;
+				break;
+			}
+			if (x == NULL)
+				continue;
+			int rc = start_attempt(x);
+			if (rc < 0)
+				finish(x, rc);
+			else
+				active++;
+			xs[nx++] = x;
+		}
+		/* hand back the ones whose start failed */
+		for (size_t i = 0; i < nx;) {
+			if (xs[i]->done) {
+				retire(xs[i], src);
+				xs[i] = xs[--nx];
+			} else {
+				i++;
 			}
 		}
-		if (left == 0)
-			break;
+		if (nx == 0) {
+			if (exhausted)
+				break;
+			continue;   /* the source had nothing while busy: ask again, idle */
+		}
 		int running = 0, q = 0;
 		curl_multi_perform(t->multi, &running);
 		CURLMsg *m;
@@ -731,25 +800,57 @@ void nf_rhttp_run(struct nf_remote_thread *t, struct nf_rreq *reqs, size_t n)
 			CURLcode c = m->data.result;
 			active--;
 			attempt_done(x, c);
-			if (x->done)
-				left--;
 		}
-		if (left == 0)
-			break;
+		bool finished = false;
+		for (size_t i = 0; i < nx; i++) {
+			struct nf_rxfer *x = xs[i];
+			if (!x->done && src->abandon && src->abandon(src->ctx, x->q)) {
+				if (x->active) {
+					end_attempt(x);
+					active--;
+				}
+				finish(x, -ECANCELED);
+			}
+			finished |= x->done;
+		}
+		if (finished)
+			continue;
 		long wait_ms = 1000;
 		now = nf_rnow_ms();
-		for (size_t i = 0; i < n; i++)
-			if (!xs[i].done && !xs[i].active && xs[i].not_before < wake)
-				wake = xs[i].not_before;
+		for (size_t i = 0; i < nx; i++)
+			if (!xs[i]->active && xs[i]->not_before < wake)
+				wake = xs[i]->not_before;
 		if (wake != UINT64_MAX)
 			wait_ms = wake <= now ? 0 : (long)(wake - now < 1000 ? wake - now : 1000);
+		/* curl_multi_wakeup() (a new request queued) ends the wait early */
 		if (active > 0 || wait_ms > 0)
 			curl_multi_poll(t->multi, NULL, 0, (int)wait_ms, NULL);
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (xs[i].active)
-			end_attempt(&xs[i]);
-		free(xs[i].url);
-	}
 	free(xs);
+}
+
+/* nf_rhttp_run: a source that hands out the array, then has no more. */
+struct array_src {
+	struct nf_rreq *reqs;
+	size_t n, next;
+};
+
+static struct nf_rreq *array_next(void *ctx, bool idle)
+{
+	struct array_src *a = ctx;
+	(void)idle;
+	return a->next < a->n ? &a->reqs[a->next++] : NULL;
+}
+
+static void array_done(void *ctx, struct nf_rreq *q)
+{
+	(void)ctx;
+	(void)q;
+}
+
+void nf_rhttp_run(struct nf_remote_thread *t, struct nf_rreq *reqs, size_t n)
+{
+	struct array_src a = {.reqs = reqs, .n = n};
+	struct nf_rsource src = {.next = array_next, .done = array_done, .ctx = &a};
+	nf_rhttp_serve(t, &src);
 }

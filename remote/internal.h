@@ -107,6 +107,21 @@ struct nf_remote_thread {
 
 /* Runs the requests to completion (retries included); each gets a result. */
 void nf_rhttp_run(struct nf_remote_thread *t, struct nf_rreq *reqs, size_t n);
+
+/* A stream of requests: next() gives the next one to start or NULL (none
+ * now; `idle` says nothing is in flight, so it may block until there is
+ * work, and NULL then ends the serve); done() gets each one back with its
+ * result.  The prefetcher feeds its worker this way, so chunks queued while
+ * others are in flight start at once (it calls curl_multi_wakeup). */
+struct nf_rsource {
+	struct nf_rreq *(*next)(void *ctx, bool idle);
+	void (*done)(void *ctx, struct nf_rreq *q);
+	/* optional: true when a request in flight or waiting to retry is no
+	 * longer wanted (it ends with -ECANCELED, even a stalled one) */
+	bool (*abandon)(void *ctx, const struct nf_rreq *q);
+	void *ctx;
+};
+void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src);
 /* The S3 error code of an XML error body, or NULL (copied into out). */
 const char *nf_rhttp_s3code(const char *body, size_t n, char *out, size_t cap);
 /* Full-jitter backoff for attempt `tries` (1-based): [0, min(cap, base*2^(tries-1))] ms. */

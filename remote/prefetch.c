@@ -10,9 +10,10 @@
  * file's windows (they are cancelled in flight) and starts over.
  *
  * The windows are fetched by one background thread of the set (started on
- * first use, with its own multi handle), in requests of at most
- * opts.max_request bytes (a window is cut into such chunks, fetched in
- * parallel).  A reader that reaches a chunk still in flight waits only
+ * first use, with its own multi handle, nf_rhttp_serve), in requests of at
+ * most opts.max_request bytes (a window is cut into such chunks); a chunk
+ * starts as soon as fewer than opts.max_inflight are in flight, whichever
+ * stream queued it.  A reader that reaches a chunk still in flight waits only
  * for the bytes it needs (the chunk's filled count grows as the body
  * arrives) and copies them into its buffer.  All windows of all streams
  * together hold at most opts.prefetch_mem bytes: a window that does not
@@ -45,6 +46,7 @@ struct pfchunk {
 	bool cancelled;
 	int refs;                /* the stream's and, while queued or running, the worker's */
 	struct pfchunk *qnext;
+	struct nf_rreq req;      /* the worker's request for it */
 };
 
 struct pfbuf {
@@ -66,6 +68,8 @@ struct nf_rpf {
 	uint64_t spare_bytes;
 	struct pfchunk *qhead, *qtail;
 	bool started, stop;
+	bool dead;               /* the worker has ended: queue nothing more */
+	struct nf_remote_thread *wt;   /* the worker's handle, for curl_multi_wakeup */
 	pthread_t th;
 };
 
@@ -148,63 +152,102 @@ static int chunk_sink(void *ctx, uint64_t pos, const void *p, size_t n)
 	return 0;
 }
 
+/* The worker's request source: the queue of chunks (pf->lock). */
+static struct nf_rreq *worker_next(void *ctx, bool idle)
+{
+	struct nf_rpf *pf = ctx;
+	struct nf_rreq *q = NULL;
+
+	pthread_mutex_lock(&pf->lock);
+	for (;;) {
+		while (idle && !pf->stop && pf->qhead == NULL)
+			pthread_cond_wait(&pf->work, &pf->lock);
+		if (pf->stop || pf->qhead == NULL)
+			break;
+		struct pfchunk *c = pf->qhead;
+		pf->qhead = c->qnext;
+		if (pf->qhead == NULL)
+			pf->qtail = NULL;
+		if (c->cancelled) {
+			c->state = PF_DONE;
+			c->result = -ECANCELED;
+			chunk_put(c);
+			continue;
+		}
+		c->state = PF_RUNNING;
+		c->req = (struct nf_rreq){.file = c->file, .off = c->off, .len = c->len,
+					  .sink = chunk_sink, .ctx = c};
+		q = &c->req;
+		break;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return q;
+}
+
+static void worker_done(void *ctx, struct nf_rreq *q)
+{
+	struct nf_rpf *pf = ctx;
+	struct pfchunk *c = q->ctx;
+	struct nf_remote *r = pf->r;
+
+	if (q->result == 0) {
+		pthread_mutex_lock(&r->lock);
+		r->files[c->file].st.prefetch_bytes += c->len;
+		pthread_mutex_unlock(&r->lock);
+	}
+	pthread_mutex_lock(&pf->lock);
+	c->state = PF_DONE;
+	c->result = q->result;
+	chunk_put(c);
+	pthread_cond_broadcast(&pf->progress);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+static bool worker_abandon(void *ctx, const struct nf_rreq *q)
+{
+	struct nf_rpf *pf = ctx;
+	const struct pfchunk *c = q->ctx;
+	bool gone;
+	pthread_mutex_lock(&pf->lock);
+	gone = c->cancelled || pf->stop;
+	pthread_mutex_unlock(&pf->lock);
+	return gone;
+}
+
+/* The background fetcher: one thread, one multi handle, chunks from the
+ * queue started as soon as there is room (not in batches), so a window
+ * queued while others are in flight goes out at once, and a chunk no
+ * longer wanted is dropped even when its server stalls. */
 static void *worker(void *arg)
 {
 	struct nf_rpf *pf = arg;
-	struct nf_remote *r = pf->r;
 	struct nf_remote_thread *t = NULL;
-	size_t cap = r->o.max_inflight;
-	struct pfchunk **batch = calloc(cap, sizeof *batch);
-	struct nf_rreq *reqs = calloc(cap, sizeof *reqs);
+	struct nf_rsource src = {.next = worker_next, .done = worker_done,
+				 .abandon = worker_abandon, .ctx = pf};
 
-	if (batch == NULL || reqs == NULL || nf_remote_thread_new(r, &t) < 0)
-		t = NULL;
-	pthread_mutex_lock(&pf->lock);
-	for (;;) {
-		size_t k = 0;
-		while (!pf->stop && pf->qhead == NULL)
-			pthread_cond_wait(&pf->work, &pf->lock);
-		if (pf->stop)
-			break;
-		while (pf->qhead && k < cap) {
-			struct pfchunk *c = pf->qhead;
-			pf->qhead = c->qnext;
-			if (pf->qhead == NULL)
-				pf->qtail = NULL;
-			if (c->cancelled || t == NULL) {
-				c->state = PF_DONE;
-				c->result = c->cancelled ? -ECANCELED : -ENOMEM;
-				chunk_put(c);
-				continue;
-			}
-			c->state = PF_RUNNING;
-			batch[k] = c;
-			reqs[k] = (struct nf_rreq){.file = c->file, .off = c->off, .len = c->len,
-						   .sink = chunk_sink, .ctx = c};
-			k++;
-		}
-		pthread_cond_broadcast(&pf->progress);
-		if (k == 0)
-			continue;
-		pthread_mutex_unlock(&pf->lock);
-		nf_rhttp_run(t, reqs, k);
+	if (nf_remote_thread_new(pf->r, &t) == 0) {
 		pthread_mutex_lock(&pf->lock);
-		for (size_t i = 0; i < k; i++) {
-			batch[i]->state = PF_DONE;
-			batch[i]->result = reqs[i].result;
-			if (reqs[i].result == 0) {
-				pthread_mutex_lock(&r->lock);
-				r->files[batch[i]->file].st.prefetch_bytes += batch[i]->len;
-				pthread_mutex_unlock(&r->lock);
-			}
-			chunk_put(batch[i]);
-		}
-		pthread_cond_broadcast(&pf->progress);
+		pf->wt = t;
+		pthread_mutex_unlock(&pf->lock);
+		nf_rhttp_serve(t, &src);  /* returns once stopped */
+		pthread_mutex_lock(&pf->lock);
+		pf->wt = NULL;
+		pthread_mutex_unlock(&pf->lock);
 	}
+	/* without a handle (or once stopped), what is queued fails */
+	pthread_mutex_lock(&pf->lock);
+	pf->dead = true;
+	while (pf->qhead) {
+		struct pfchunk *c = pf->qhead;
+		pf->qhead = c->qnext;
+		c->state = PF_DONE;
+		c->result = -ECANCELED;
+		chunk_put(c);
+	}
+	pf->qtail = NULL;
+	pthread_cond_broadcast(&pf->progress);
 	pthread_mutex_unlock(&pf->lock);
 	nf_remote_thread_free(t);
-	free(batch);
-	free(reqs);
 	return NULL;
 }
 
@@ -231,6 +274,8 @@ void nf_rpf_free(struct nf_rpf *pf)
 	for (struct pfchunk *c = pf->qhead; c; c = c->qnext)
 		c->cancelled = true;
 	pthread_cond_broadcast(&pf->work);
+	if (pf->wt)
+		curl_multi_wakeup(pf->wt->multi);
 	pthread_mutex_unlock(&pf->lock);
 	if (pf->started)
 		pthread_join(pf->th, NULL);
@@ -257,6 +302,8 @@ static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off
 	struct nf_remote *r = pf->r;
 	uint64_t done = 0;
 
+	if (pf->dead || pf->stop)
+		return 0;
 	if (!pf->started) {
 		if (pthread_create(&pf->th, NULL, worker, pf) != 0)
 			return 0;
@@ -284,8 +331,11 @@ static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off
 		pfi->c[pfi->nc++] = c;
 		done += n;
 	}
-	if (done)
-		pthread_cond_signal(&pf->work);
+	if (done) {
+		pthread_cond_signal(&pf->work);          /* an idle worker */
+		if (pf->wt)
+			curl_multi_wakeup(pf->wt->multi);    /* a busy one */
+	}
 	return done;
 }
 
@@ -303,12 +353,16 @@ int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
 
 static void drop_chunks(struct nf_rpf *pf, struct pffile *pfi, size_t keep_from)
 {
-	/* lock held; drops chunks [0, keep_from) and shifts the rest down */
-	(void)pf;
+	/* lock held; drops chunks [0, keep_from) and shifts the rest down;
+	 * the worker drops the ones still in flight (worker_abandon) */
+	bool running = false;
 	for (size_t i = 0; i < keep_from; i++) {
+		running |= pfi->c[i]->state == PF_RUNNING;
 		pfi->c[i]->cancelled = true;
 		chunk_put(pfi->c[i]);
 	}
+	if (running && pf->wt)
+		curl_multi_wakeup(pf->wt->multi);
 	memmove(pfi->c, pfi->c + keep_from, (pfi->nc - keep_from) * sizeof *pfi->c);
 	pfi->nc -= keep_from;
 }

@@ -111,6 +111,22 @@ dt=$(($(ms) - t0))
 	fail "refused: rc=$rc ${dt} ms $(cat "$T/rget.err")"
 ok "connection refused: EIO after 2 tries in ${dt} ms"
 
+# a fetch-ahead window that stalls is dropped when the reader goes away:
+# the process ends at once, not after the low-speed timeout
+rm -f "$T/go"
+rget -s "$T/st" -o prefetch_min=128K,low_speed_secs=20 "$S/stallfar/f" seq 0 0 400000 65536 \
+	wait "$T/go" >"$T/got" &
+rp=$!
+for _ in $(seq 200); do grep -q 'GET /stallfar/f bytes=5[0-9]*-' "$T/log" && break; sleep 0.05; done
+grep -q 'GET /stallfar/f bytes=5[0-9]*-' "$T/log" || fail "no window past 300000 was asked for: $(grep stallfar "$T/log")"
+t0=$(ms)
+touch "$T/go"
+wait $rp || fail "stallfar: $(cat "$T/rget.err")"
+dt=$(($(ms) - t0))
+slice "$W/f" 0 400000 | cmp - "$T/got" || fail "stallfar bytes"
+[ "$dt" -lt 3000 ] || fail "exit took ${dt} ms with a stalled window"
+ok "a stalled fetch-ahead window is abandoned at close: exit ${dt} ms after the last read (low_speed_secs=20)"
+
 # connect timeout: a listener whose accept queue is full (never accepts)
 # drops new SYNs, so the connect hangs until connect_ms
 $PY - "$T/bl" <<'PYEOF' &

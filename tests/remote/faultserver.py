@@ -18,6 +18,7 @@ names the file):
   /lastmod/F     no ETag, only Last-Modified, which changes after the second
                  GET; If-Unmodified-Since is ignored (the client must compare)
   /stall/F       headers and 100 bytes, then silence (until the lifetime ends)
+  /stallfar/F    ranges starting at byte 300000 or later stall like /stall/
   /redir/F       302 to http://localhost:PORT/ok/F (another host name)
 
 The file is the path's last segment, so /ok/BUCKET/KEY works as an S3
@@ -133,7 +134,7 @@ class H(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
-        if mode == "stall":
+        if mode == "stall" or (mode == "stallfar" and first >= 300000):
             self.wfile.write(body[:100])
             self.wfile.flush()
             stop.wait(LIFETIME)
