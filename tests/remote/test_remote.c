@@ -38,6 +38,11 @@ START_TEST(http_entry_and_siblings)
 	ck_assert_str_eq(s, "http://127.0.0.1:8080/sets/a/m.ninfer.part-0001");
 	free(s);
 	nf_rurl_free(&u);
+	/* IPv6 literals, an encoded directory, dot segments resolved first */
+	ck_assert_int_eq(nf_rurl_parse(&u, "http://[::1]:8080/a%20b/./c/../e", NULL, "x", &err), 0);
+	ck_assert_str_eq(u.prefix, "http://[::1]:8080/a%20b/");
+	ck_assert_str_eq(u.origin, "http://[::1]:8080");
+	nf_rurl_free(&u);
 
 	/* every byte outside unreserved is encoded: nothing can climb out */
 	s = sibling("https://h/d/e.ninfer", "..%2Fsecret", &why);
