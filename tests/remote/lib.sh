@@ -52,7 +52,7 @@ wait_http() {
 
 # no sanitizer report in FILE
 san_clean() {
-	if grep -q 'runtime error:\|AddressSanitizer\|LeakSanitizer' "$1"; then
+	if grep -q 'runtime error:\|AddressSanitizer\|LeakSanitizer\|ThreadSanitizer' "$1"; then
 		cat "$1" >&2
 		fail "sanitizer report in $1"
 	fi
