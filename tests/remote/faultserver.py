@@ -45,6 +45,20 @@ lock = threading.Lock()
 stop = threading.Event()
 
 
+files = {}
+
+
+def load(path):
+    """(data, etag) of a file, read and hashed once per version"""
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size)
+    with lock:
+        if key not in files:
+            data = open(path, "rb").read()
+            files[key] = (data, '"%s"' % hashlib.sha256(data).hexdigest()[:16])
+        return files[key]
+
+
 def bump(key):
     with lock:
         counts[key] = counts.get(key, 0) + 1
@@ -88,9 +102,8 @@ class H(BaseHTTPRequestHandler):
         path = os.path.join(ROOT, name)
         if "/" in name or not os.path.isfile(path):
             return self.plain_status(404)
-        data = open(path, "rb").read()
+        data, etag = load(path)
         n = bump(mode + "/" + name) if not head else 0
-        etag = '"%s"' % hashlib.sha256(data).hexdigest()[:16]
         if mode == "etag" and n > 2:
             etag = '"changed-%d"' % n
         if mode == "redir":
@@ -112,7 +125,7 @@ class H(BaseHTTPRequestHandler):
             if first >= len(data):
                 return self.plain_status(416, [("Content-Range", "bytes */%d" % len(data))])
             status = 206
-        body = data[first:last + 1]
+        body = memoryview(data)[first:last + 1]
         self.send_response(status)
         if mode == "lastmod":
             day = 1 if n <= 2 else 2
