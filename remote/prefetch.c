@@ -31,6 +31,11 @@
 
 #define STREAM_FILES 4       /* files a stream tracks at once (LRU) */
 #define STREAM_CHUNKS 256    /* chunks queued ahead per file, at most */
+/* A read that starts inside the fetched-ahead range, not exactly where the
+ * last ended, is still sequential (the kernel's readahead and FUSE's
+ * threads may deliver a sequential reader's requests out of order); chunks
+ * up to BACKTRACK behind the furthest read are kept for such reads. */
+#define BACKTRACK ((uint64_t)1 << 20)
 
 enum { PF_QUEUED, PF_RUNNING, PF_DONE };
 
@@ -86,6 +91,7 @@ struct pffile {
 
 struct nf_remote_stream {
 	struct nf_remote *r;
+	pthread_mutex_t lock;    /* the state below; FUSE may read one handle from two threads */
 	struct pffile f[STREAM_FILES];
 	uint64_t tick;
 };
@@ -348,6 +354,7 @@ int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
 	if (s == NULL)
 		return -ENOMEM;
 	s->r = r;
+	pthread_mutex_init(&s->lock, NULL);
 	return 0;
 }
 
@@ -377,6 +384,7 @@ void nf_remote_stream_free(struct nf_remote_stream *s)
 		if (s->f[i].used)
 			drop_chunks(pf, &s->f[i], s->f[i].nc);
 	pthread_mutex_unlock(&pf->lock);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -427,7 +435,10 @@ static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pffile *pfi, uint64_t
 		}
 		if (c->state == PF_DONE && c->result < 0)
 			break;
+		/* those bytes are in and stay (the stream holds a reference) */
+		pthread_mutex_unlock(&pf->lock);
 		memcpy(dst, c->buf + in, want);
+		pthread_mutex_lock(&pf->lock);
 		dst += want;
 		at += want;
 	}
@@ -445,9 +456,11 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 	if (pfi->ahead < pos)
 		pfi->ahead = pos;
 	pthread_mutex_lock(&pf->lock);
-	/* chunks wholly behind the reader are done with */
+	/* chunks wholly behind the reader (less a little, for reads that
+	 * arrive out of order) are done with */
+	uint64_t keep = pos > BACKTRACK ? pos - BACKTRACK : 0;
 	size_t behind = 0;
-	while (behind < pfi->nc && pfi->c[behind]->off + pfi->c[behind]->len <= pos)
+	while (behind < pfi->nc && pfi->c[behind]->off + pfi->c[behind]->len <= keep)
 		behind++;
 	drop_chunks(pf, pfi, behind);
 	/* the next window goes out when less than half of the current one is
@@ -507,8 +520,10 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 			rest[nrest++] = *io;   /* nf_remote_read gives the verdict */
 			continue;
 		}
+		pthread_mutex_lock(&s->lock);
 		struct pffile *pfi = file_state(s, io->file);
-		seq[i] = io->offset == pfi->next;
+		seq[i] = io->offset == pfi->next ||
+			 (pfi->nc > 0 && io->offset >= pfi->c[0]->off && io->offset < pfi->ahead);
 		if (!seq[i]) {
 			/* not sequential: forget the windows, start small again */
 			pthread_mutex_lock(&r->pf->lock);
@@ -524,7 +539,9 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 				pthread_mutex_unlock(&r->lock);
 			}
 		}
-		pfi->next = end;
+		if (!seq[i] || end > pfi->next)
+			pfi->next = end;
+		pthread_mutex_unlock(&s->lock);
 		if (got < io->length) {
 			from[nrest] = i;
 			rest[nrest++] = (struct nf_io){.file = io->file, .offset = io->offset + got,
@@ -544,9 +561,11 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 				rc = ios[i].result;
 			continue;
 		}
+		pthread_mutex_lock(&s->lock);
 		if (seq[i] && (pfi = file_find(s, ios[i].file)) != NULL &&
 		    pfi->next == ios[i].offset + ios[i].length)
 			keep_ahead(s, pfi, pfi->next);
+		pthread_mutex_unlock(&s->lock);
 	}
 	free(rest);
 	free(from);

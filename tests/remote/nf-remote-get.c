@@ -15,6 +15,7 @@
  *                                  stdout in the order given
  *   seq FILE OFF LEN CHUNK         sequential CHUNK-sized reads through a
  *                                  stream (the prefetcher), bytes to stdout
+ *   sreads FILE OFF:LEN[,...]      one stream read per span, in the order given
  *   stat FILE                      "SIZE ETAG" on stdout
  *   threads N FILE OFF LEN CHUNK   N threads, each with its own thread handle
  *                                  and stream, read the range sequentially at
@@ -201,6 +202,29 @@ static int cmd_threads(struct ctx *c, unsigned n, uint32_t file, uint64_t off, u
 	return rc;
 }
 
+static int cmd_sreads(struct ctx *c, uint32_t file, char *list)
+{
+	int rc = 0;
+	if (c->s == NULL && (rc = nf_remote_stream_new(c->r, &c->s)) < 0)
+		return rc;
+	for (char *tok = strtok(list, ","); rc == 0 && tok; tok = strtok(NULL, ",")) {
+		char *colon = strchr(tok, ':');
+		if (colon == NULL)
+			usage();
+		*colon = '\0';
+		struct nf_io io = {.file = file, .offset = num(tok), .length = num(colon + 1)};
+		char *buf = malloc(io.length ? io.length : 1);
+		io.dst = buf;
+		rc = buf ? nf_remote_stream_read(c->t, c->s, &io, 1) : -ENOMEM;
+		if (rc == 0)
+			rc = out(buf, io.length);
+		free(buf);
+	}
+	if (rc < 0)
+		report(c, "sreads", file, rc);
+	return rc;
+}
+
 static int wait_for(const char *path)
 {
 	for (int i = 0; i < 3000; i++) {
@@ -303,6 +327,10 @@ int main(int argc, char **argv)
 		} else if (strcmp(cmd, "segs") == 0 && left >= 2) {
 			uint32_t file = (uint32_t)num(argv[optind]);
 			rc = cmd_segs(&c, file, argv[optind + 1]);
+			optind += 2;
+		} else if (strcmp(cmd, "sreads") == 0 && left >= 2) {
+			uint32_t file = (uint32_t)num(argv[optind]);
+			rc = cmd_sreads(&c, file, argv[optind + 1]);
 			optind += 2;
 		} else if (strcmp(cmd, "seq") == 0 && left >= 4) {
 			rc = cmd_seq(&c, (uint32_t)num(argv[optind]), num(argv[optind + 1]),

@@ -109,6 +109,19 @@ ngx_clear
 rget "$NGX_URL/d/big" seq 0 0 131072 65536 seq 0 5000000 65536 65536 seq 0 100 10 10 >/dev/null || fail "seq random"
 [ "$(ngx_requests)" -le 5 ] || fail "random: $(cat "$NGX_LOG")"
 
+# reads of a sequential reader that arrive out of order (as FUSE threads
+# and kernel readahead deliver them) stay sequential inside the window
+ngx_clear
+spans=0:65536,65536:65536,196608:65536,131072:65536
+for k in $(seq 4 63); do spans=$spans,$((k * 65536)):65536; done
+rget -s "$T/st" -o prefetch_min=256K,prefetch_max=1M "$NGX_URL/d/big" sreads 0 "$spans" >"$T/got" ||
+	fail "out of order: $(cat "$T/rget.err")"
+{ slice "$W/d/big" 0 131072; slice "$W/d/big" 196608 65536; slice "$W/d/big" 131072 65536
+  slice "$W/d/big" 262144 $((60 * 65536)); } | cmp - "$T/got" || fail "out of order: bytes"
+n=$(ngx_requests)
+[ "$n" -le 8 ] || fail "out of order: $n requests for 64 reads: $(cat "$NGX_LOG")"
+ok "64 reads with one pair swapped: still sequential, $n requests"
+
 # --- threads: 4 readers with their own thread handles and streams at once,
 # within a prefetch budget that fits only some of their windows
 rget -s "$T/st" -o prefetch_min=512K,prefetch_max=2M,prefetch_mem=3M,max_request=1M \
