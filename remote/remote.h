@@ -126,11 +126,14 @@ struct nf_remote_stat {
 int nf_remote_stat(struct nf_remote_thread *t, uint32_t file, struct nf_remote_stat *st);
 
 /* Prefetching reads for one reader.  A read that starts where the last one
- * of the same file ended is sequential: the stream then fetches ahead in
- * windows that start at opts.prefetch_min and double up to
+ * of the same file ended, or inside the range already fetched ahead (reads
+ * that arrive out of order), is sequential: the stream then fetches ahead
+ * in windows that start at opts.prefetch_min and double up to
  * opts.prefetch_max, in a background transfer, within the set's
  * opts.prefetch_mem budget; any other read drops the windows of that file
- * and goes straight to the network.  Same results as nf_remote_read. */
+ * and goes straight to the network.  Same results as nf_remote_read.  A
+ * stream may be read from several threads at once (each with its own
+ * nf_remote_thread); free it before its set. */
 int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out);
 void nf_remote_stream_free(struct nf_remote_stream *s);
 int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
