@@ -141,6 +141,16 @@ int nf_rcache_open(struct nf_rcache **out, const char *dir, uint64_t limit, cons
 	return 0;
 }
 
+int nf_rcache_set_key(struct nf_rcache *c, const char *set)
+{
+	char *d = strdup(set);
+	if (d == NULL)
+		return -ENOMEM;
+	free(c->set);
+	c->set = d;
+	return 0;
+}
+
 void nf_rcache_close(struct nf_rcache *c)
 {
 	if (c == NULL)

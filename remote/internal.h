@@ -141,6 +141,7 @@ void nf_rfile_note(struct nf_remote *r, uint32_t file, const char *fmt, ...)
 int nf_rcache_open(struct nf_rcache **out, const char *dir, uint64_t limit, const char *set,
 		   bool fsync_blocks, char **err);
 void nf_rcache_close(struct nf_rcache *c);
+int nf_rcache_set_key(struct nf_rcache *c, const char *set);
 /* Block `block` of file `file` with validator `etag`: its `len` bytes
  * into buf.  0 on a verified hit, -ENOENT on a miss, a foreign or corrupt
  * block (which is then removed). */

@@ -286,6 +286,11 @@ int nf_remote_set_parts(struct nf_remote *r, const char *const *names, uint32_t 
 	return 0;
 }
 
+int nf_remote_set_cache_key(struct nf_remote *r, const char *key)
+{
+	return r->cache ? nf_rcache_set_key(r->cache, key) : 0;
+}
+
 /* ---- threads -------------------------------------------------------------- */
 
 int nf_remote_thread_new(struct nf_remote *r, struct nf_remote_thread **out)

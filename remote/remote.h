@@ -99,6 +99,12 @@ void nf_remote_close(struct nf_remote *r);
 int nf_remote_set_parts(struct nf_remote *r, const char *const *names, uint32_t n, char **err);
 uint32_t nf_remote_nfiles(const struct nf_remote *r);
 
+/* Names the set in the block cache (the reader passes the artifact id from
+ * the entry header, known only after the first read): blocks stored from
+ * now on, and looked up, are keyed by it.  Like nf_remote_set_parts,
+ * before other threads use the set.  A no-op without a cache. */
+int nf_remote_set_cache_key(struct nf_remote *r, const char *key);
+
 int nf_remote_thread_new(struct nf_remote *r, struct nf_remote_thread **out);
 void nf_remote_thread_free(struct nf_remote_thread *t);
 

@@ -342,9 +342,12 @@ START_TEST(cache_blocks)
 	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), -ENOENT);
 	ck_assert_int_eq(nf_rcache_put(c, 1, 0, "\"e1\"", buf, sizeof buf), 0);
 	nf_rcache_close(c);
-	/* another set's cache in the same directory does not see it */
+	/* another set's cache in the same directory does not see it, until it
+	 * is renamed to the first set's key */
 	ck_assert_int_eq(nf_rcache_open(&c, dir, 1 << 20, "set-B", false, &err), 0);
 	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), -ENOENT);
+	ck_assert_int_eq(nf_rcache_set_key(c, "set-A"), 0);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), 0);
 	nf_rcache_close(c);
 	/* flip one data byte of the block file: detected, removed, a miss */
 	char cmd[512];
