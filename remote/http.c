@@ -580,7 +580,13 @@ static void http_refusal(struct nf_rxfer *x)
 		nf_rfile_fail(r, x->q->file, NF_RFILE_MISSING, (int)st, "%s", why);
 		finish(x, -ENOENT);
 	} else if (st == 401 || st == 403) {
-		nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)st, "%s", why);
+		/* which credentials were refused (where from, never what) */
+		if (r->sign)
+			nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)st, "%s; signed with credentials from %s",
+				      why, r->cr.source ? r->cr.source : "?");
+		else
+			nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)st, "%s%s", why,
+				      r->u.s3 ? "; unsigned: no credentials found" : "");
 		finish(x, -EACCES);
 	} else if (st == 412) {
 		nf_rfile_fail(r, x->q->file, NF_RFILE_CHANGED, (int)st,

@@ -35,12 +35,14 @@ mkdir -p "$HOME"
 
 # no credentials at all: unsigned requests, refused
 rc=0; rget -o endpoint="$RGW_URL" "$E" read 0 0 10 >/dev/null || rc=$?
-[ "$rc" = 1 ] && grep -q 'HTTP 403 (AccessDenied)' "$T/rget.err" || fail "anonymous: $(cat "$T/rget.err")"
+[ "$rc" = 1 ] && grep -q 'HTTP 403 (AccessDenied); unsigned: no credentials found' "$T/rget.err" ||
+	fail "anonymous: $(cat "$T/rget.err")"
 ok "no credentials: 403 AccessDenied"
 
 export AWS_ACCESS_KEY_ID=$RGW_KEY AWS_SECRET_ACCESS_KEY=${RGW_SECRET}x
 rc=0; rget -s "$T/st" -o endpoint="$RGW_URL" "$E" read 0 0 10 >/dev/null || rc=$?
-[ "$rc" = 1 ] && grep -q 'HTTP 403 (SignatureDoesNotMatch)' "$T/rget.err" || fail "wrong secret: $(cat "$T/rget.err")"
+[ "$rc" = 1 ] && grep -q 'HTTP 403 (SignatureDoesNotMatch); signed with credentials from the environment' "$T/rget.err" ||
+	fail "wrong secret: $(cat "$T/rget.err")"
 grep -q '"status": "bad", "http": 403' "$T/st" || fail "wrong secret stats: $(cat "$T/st")"
 ok "wrong secret: 403 SignatureDoesNotMatch"
 export AWS_ACCESS_KEY_ID=NOSUCHKEY0000 AWS_SECRET_ACCESS_KEY=$RGW_SECRET
@@ -68,6 +70,11 @@ ok "stat = size and MD5 ETag"
 # a profile of a shared credentials file, the endpoint from AWS_ENDPOINT_URL
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
 mkdir -p "$HOME/.aws"
+# the default profile holds a wrong pair: the refusal names where it came from
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = nope\n' "$RGW_KEY" >"$HOME/.aws/credentials"
+rc=0; AWS_ENDPOINT_URL=$RGW_URL rget "$E" read 0 0 10 >/dev/null || rc=$?
+[ "$rc" = 1 ] && grep -q "SignatureDoesNotMatch); signed with credentials from profile default of $HOME/.aws/credentials" "$T/rget.err" ||
+	fail "profile refusal: $(cat "$T/rget.err")"
 printf '[default]\naws_access_key_id = nope\naws_secret_access_key = nope\n[nf]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
 	"$RGW_KEY" "$RGW_SECRET" >"$HOME/.aws/credentials"
 export AWS_PROFILE=nf AWS_ENDPOINT_URL=$RGW_URL
