@@ -11,15 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct nf_ring;
+#include "io/io.h"   /* struct nf_io: file is an index into nf_ring_new's fds */
 
-struct nf_io {
-	uint32_t file;     /* index into the fds given to nf_ring_new */
-	uint64_t offset;   /* absolute file offset */
-	uint64_t length;
-	void *dst;
-	int result;        /* out: 0, or -errno (-EIO for EOF inside the span) */
-};
+struct nf_ring;
 
 /* Create a ring of `depth` entries and register `nfds` files (an fd of -1
  * is a hole: reads of it fail with -EBADF). */

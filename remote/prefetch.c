@@ -1,0 +1,574 @@
+/* remote/prefetch.c — sequential-read detection and fetch-ahead windows.
+ *
+ * Modelled on mountpoint-s3's prefetcher: each reader (a stream) keeps,
+ * per file, where its last read ended.  A read starting there is
+ * sequential: the stream then queues a fetch-ahead window right after the
+ * last one whenever less than half a window is left ahead of the reader;
+ * the first is opts.prefetch_min bytes long and each next one twice the
+ * last up to opts.prefetch_max, so a long sequential read soon runs on
+ * large requests while a short one costs little.  Any other read drops the
+ * file's windows (they are cancelled in flight) and starts over.
+ *
+ * The windows are fetched by one background thread of the set (started on
+ * first use, with its own multi handle, nf_rhttp_serve), in requests of at
+ * most opts.max_request bytes (a window is cut into such chunks); a chunk
+ * starts as soon as fewer than opts.max_inflight are in flight, whichever
+ * stream queued it.  A reader that reaches a chunk still in flight waits only
+ * for the bytes it needs (the chunk's filled count grows as the body
+ * arrives) and copies them into its buffer.  All windows of all streams
+ * together hold at most opts.prefetch_mem bytes: a window that does not
+ * fit is not queued and the reads go to the network directly.  A chunk
+ * that failed is simply not used: the read falls back to a direct
+ * request, which reports the error the usual way.
+ *
+ * With the block cache on, streams read through the cache instead (block
+ * reads; no fetch-ahead). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/internal.h"
+
+#define STREAM_FILES 4       /* files a stream tracks at once (LRU) */
+#define STREAM_CHUNKS 256    /* chunks queued ahead per file, at most */
+/* A read that starts inside the fetched-ahead range, not exactly where the
+ * last ended, is still sequential (the kernel's readahead and FUSE's
+ * threads may deliver a sequential reader's requests out of order); chunks
+ * up to BACKTRACK behind the furthest read are kept for such reads. */
+#define BACKTRACK ((uint64_t)1 << 20)
+
+enum { PF_QUEUED, PF_RUNNING, PF_DONE };
+
+struct pfchunk {
+	struct nf_rpf *pf;
+	uint32_t file;
+	uint64_t off, len;
+	char *buf;
+	uint64_t filled;         /* bytes from the start received (under pf->lock) */
+	uint64_t need;           /* a reader waits until filled >= need (0: none) */
+	uint64_t cap;            /* size of buf */
+	int state, result;
+	bool cancelled;
+	int refs;                /* the stream's and, while queued or running, the worker's */
+	struct pfchunk *qnext;
+	struct nf_rreq req;      /* the worker's request for it */
+};
+
+struct pfbuf {
+	struct pfbuf *next;
+	uint64_t cap;
+};
+
+#define SPARE_MAX ((uint64_t)64 << 20)
+
+struct nf_rpf {
+	struct nf_remote *r;
+	pthread_mutex_t lock;
+	pthread_cond_t work;     /* the worker waits for chunks */
+	pthread_cond_t progress; /* readers wait for bytes */
+	uint64_t mem;            /* bytes of the chunks alive */
+	/* buffers of finished chunks, kept for the next ones: a fresh 16 MiB
+	 * buffer costs 4096 page faults, more than the copy into it */
+	struct pfbuf *spare;
+	uint64_t spare_bytes;
+	struct pfchunk *qhead, *qtail;
+	bool started, stop;
+	bool dead;               /* the worker has ended: queue nothing more */
+	struct nf_remote_thread *wt;   /* the worker's handle, for curl_multi_wakeup */
+	pthread_t th;
+};
+
+struct pffile {
+	bool used;
+	uint32_t file;
+	uint64_t next;           /* where the last read ended */
+	uint64_t ahead;          /* end of the last chunk queued */
+	uint64_t win;            /* size of the next window */
+	uint64_t tick;           /* LRU */
+	struct pfchunk *c[STREAM_CHUNKS];   /* ordered by offset */
+	size_t nc;
+};
+
+struct nf_remote_stream {
+	struct nf_remote *r;
+	pthread_mutex_t lock;    /* the state below; FUSE may read one handle from two threads */
+	struct pffile f[STREAM_FILES];
+	uint64_t tick;
+};
+
+/* ---- chunks --------------------------------------------------------------- */
+
+/* a buffer of at least n bytes, a spare one when there is one; lock held */
+static char *buf_get(struct nf_rpf *pf, uint64_t n, uint64_t *cap)
+{
+	for (struct pfbuf **p = &pf->spare; *p; p = &(*p)->next) {
+		if ((*p)->cap >= n) {
+			struct pfbuf *b = *p;
+			*p = b->next;
+			pf->spare_bytes -= b->cap;
+			*cap = b->cap;
+			return (char *)b;
+		}
+	}
+	*cap = n < sizeof(struct pfbuf) ? sizeof(struct pfbuf) : n;
+	return malloc(*cap);
+}
+
+static void buf_put(struct nf_rpf *pf, char *buf, uint64_t cap)
+{
+	if (pf->spare_bytes + cap > SPARE_MAX || pf->stop) {
+		free(buf);
+		return;
+	}
+	struct pfbuf *b = (struct pfbuf *)(void *)buf;
+	b->cap = cap;
+	b->next = pf->spare;
+	pf->spare = b;
+	pf->spare_bytes += cap;
+}
+
+static void chunk_put(struct pfchunk *c)   /* pf->lock held */
+{
+	if (--c->refs > 0)
+		return;
+	c->pf->mem -= c->len;
+	buf_put(c->pf, c->buf, c->cap);
+	free(c);
+}
+
+static int chunk_sink(void *ctx, uint64_t pos, const void *p, size_t n)
+{
+	struct pfchunk *c = ctx;
+	struct nf_rpf *pf = c->pf;
+	bool stop;
+
+	pthread_mutex_lock(&pf->lock);
+	stop = c->cancelled;
+	pthread_mutex_unlock(&pf->lock);
+	if (stop)
+		return -1;
+	memcpy(c->buf + pos, p, n);   /* pos + n <= len: http.c bounds the body */
+	pthread_mutex_lock(&pf->lock);
+	c->filled = pos + n;
+	if (c->need && c->filled >= c->need) { /* wake readers only when they can go on */
+		c->need = 0;
+		pthread_cond_broadcast(&pf->progress);
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return 0;
+}
+
+/* The worker's request source: the queue of chunks (pf->lock). */
+static struct nf_rreq *worker_next(void *ctx, bool idle)
+{
+	struct nf_rpf *pf = ctx;
+	struct nf_rreq *q = NULL;
+
+	pthread_mutex_lock(&pf->lock);
+	for (;;) {
+		while (idle && !pf->stop && pf->qhead == NULL)
+			pthread_cond_wait(&pf->work, &pf->lock);
+		if (pf->stop || pf->qhead == NULL)
+			break;
+		struct pfchunk *c = pf->qhead;
+		pf->qhead = c->qnext;
+		if (pf->qhead == NULL)
+			pf->qtail = NULL;
+		if (c->cancelled) {
+			c->state = PF_DONE;
+			c->result = -ECANCELED;
+			chunk_put(c);
+			continue;
+		}
+		c->state = PF_RUNNING;
+		c->req = (struct nf_rreq){.file = c->file, .off = c->off, .len = c->len,
+					  .sink = chunk_sink, .ctx = c};
+		q = &c->req;
+		break;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return q;
+}
+
+static void worker_done(void *ctx, struct nf_rreq *q)
+{
+	struct nf_rpf *pf = ctx;
+	struct pfchunk *c = q->ctx;
+	struct nf_remote *r = pf->r;
+
+	if (q->result == 0) {
+		pthread_mutex_lock(&r->lock);
+		r->files[c->file].st.prefetch_bytes += c->len;
+		pthread_mutex_unlock(&r->lock);
+	}
+	pthread_mutex_lock(&pf->lock);
+	c->state = PF_DONE;
+	c->result = q->result;
+	chunk_put(c);
+	pthread_cond_broadcast(&pf->progress);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+static bool worker_abandon(void *ctx, const struct nf_rreq *q)
+{
+	struct nf_rpf *pf = ctx;
+	const struct pfchunk *c = q->ctx;
+	bool gone;
+	pthread_mutex_lock(&pf->lock);
+	gone = c->cancelled || pf->stop;
+	pthread_mutex_unlock(&pf->lock);
+	return gone;
+}
+
+/* The background fetcher: one thread, one multi handle, chunks from the
+ * queue started as soon as there is room (not in batches), so a window
+ * queued while others are in flight goes out at once, and a chunk no
+ * longer wanted is dropped even when its server stalls. */
+static void *worker(void *arg)
+{
+	struct nf_rpf *pf = arg;
+	struct nf_remote_thread *t = NULL;
+	struct nf_rsource src = {.next = worker_next, .done = worker_done,
+				 .abandon = worker_abandon, .ctx = pf};
+
+	if (nf_remote_thread_new(pf->r, &t) == 0) {
+		pthread_mutex_lock(&pf->lock);
+		pf->wt = t;
+		pthread_mutex_unlock(&pf->lock);
+		nf_rhttp_serve(t, &src);  /* returns once stopped */
+		pthread_mutex_lock(&pf->lock);
+		pf->wt = NULL;
+		pthread_mutex_unlock(&pf->lock);
+	}
+	/* without a handle (or once stopped), what is queued fails */
+	pthread_mutex_lock(&pf->lock);
+	pf->dead = true;
+	while (pf->qhead) {
+		struct pfchunk *c = pf->qhead;
+		pf->qhead = c->qnext;
+		c->state = PF_DONE;
+		c->result = -ECANCELED;
+		chunk_put(c);
+	}
+	pf->qtail = NULL;
+	pthread_cond_broadcast(&pf->progress);
+	pthread_mutex_unlock(&pf->lock);
+	nf_remote_thread_free(t);
+	return NULL;
+}
+
+int nf_rpf_new(struct nf_remote *r, struct nf_rpf **out)
+{
+	struct nf_rpf *pf = calloc(1, sizeof *pf);
+	*out = NULL;
+	if (pf == NULL)
+		return -ENOMEM;
+	pf->r = r;
+	pthread_mutex_init(&pf->lock, NULL);
+	pthread_cond_init(&pf->work, NULL);
+	pthread_cond_init(&pf->progress, NULL);
+	*out = pf;
+	return 0;
+}
+
+void nf_rpf_free(struct nf_rpf *pf)
+{
+	if (pf == NULL)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	pf->stop = true;
+	for (struct pfchunk *c = pf->qhead; c; c = c->qnext)
+		c->cancelled = true;
+	pthread_cond_broadcast(&pf->work);
+	if (pf->wt)
+		curl_multi_wakeup(pf->wt->multi);
+	pthread_mutex_unlock(&pf->lock);
+	if (pf->started)
+		pthread_join(pf->th, NULL);
+	while (pf->qhead) {
+		struct pfchunk *c = pf->qhead;
+		pf->qhead = c->qnext;
+		chunk_put(c);
+	}
+	while (pf->spare) {
+		struct pfbuf *b = pf->spare;
+		pf->spare = b->next;
+		free(b);
+	}
+	pthread_mutex_destroy(&pf->lock);
+	pthread_cond_destroy(&pf->work);
+	pthread_cond_destroy(&pf->progress);
+	free(pf);
+}
+
+/* Queues [off, off+len) of `file` as chunks; lock held.  Returns the bytes
+ * queued (0 when the budget or the stream's slots are full). */
+static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off, uint64_t len)
+{
+	struct nf_remote *r = pf->r;
+	uint64_t done = 0;
+
+	if (pf->dead || pf->stop)
+		return 0;
+	if (!pf->started) {
+		if (pthread_create(&pf->th, NULL, worker, pf) != 0)
+			return 0;
+		pf->started = true;
+	}
+	while (done < len && pfi->nc < STREAM_CHUNKS) {
+		uint64_t n = len - done < r->o.max_request ? len - done : r->o.max_request;
+		if (pf->mem + n > r->o.prefetch_mem)
+			break;
+		struct pfchunk *c = calloc(1, sizeof *c);
+		uint64_t cap = 0;
+		char *buf = c ? buf_get(pf, n, &cap) : NULL;
+		if (buf == NULL) {
+			free(c);
+			break;
+		}
+		*c = (struct pfchunk){.pf = pf, .file = pfi->file, .off = off + done, .len = n,
+				      .buf = buf, .cap = cap, .state = PF_QUEUED, .refs = 2};
+		pf->mem += n;
+		if (pf->qtail)
+			pf->qtail->qnext = c;
+		else
+			pf->qhead = c;
+		pf->qtail = c;
+		pfi->c[pfi->nc++] = c;
+		done += n;
+	}
+	if (done) {
+		pthread_cond_signal(&pf->work);          /* an idle worker */
+		if (pf->wt)
+			curl_multi_wakeup(pf->wt->multi);    /* a busy one */
+	}
+	return done;
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
+{
+	struct nf_remote_stream *s = calloc(1, sizeof *s);
+	*out = s;
+	if (s == NULL)
+		return -ENOMEM;
+	s->r = r;
+	pthread_mutex_init(&s->lock, NULL);
+	return 0;
+}
+
+static void drop_chunks(struct nf_rpf *pf, struct pffile *pfi, size_t keep_from)
+{
+	/* lock held; drops chunks [0, keep_from) and shifts the rest down;
+	 * the worker drops the ones still in flight (worker_abandon) */
+	bool running = false;
+	for (size_t i = 0; i < keep_from; i++) {
+		running |= pfi->c[i]->state == PF_RUNNING;
+		pfi->c[i]->cancelled = true;
+		chunk_put(pfi->c[i]);
+	}
+	if (running && pf->wt)
+		curl_multi_wakeup(pf->wt->multi);
+	memmove(pfi->c, pfi->c + keep_from, (pfi->nc - keep_from) * sizeof *pfi->c);
+	pfi->nc -= keep_from;
+}
+
+void nf_remote_stream_free(struct nf_remote_stream *s)
+{
+	if (s == NULL)
+		return;
+	struct nf_rpf *pf = s->r->pf;
+	pthread_mutex_lock(&pf->lock);
+	for (int i = 0; i < STREAM_FILES; i++)
+		if (s->f[i].used)
+			drop_chunks(pf, &s->f[i], s->f[i].nc);
+	pthread_mutex_unlock(&pf->lock);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static struct pffile *file_state(struct nf_remote_stream *s, uint32_t file)
+{
+	struct pffile *lru = &s->f[0];
+	for (int i = 0; i < STREAM_FILES; i++) {
+		if (s->f[i].used && s->f[i].file == file) {
+			s->f[i].tick = ++s->tick;
+			return &s->f[i];
+		}
+		if (!s->f[i].used || s->f[i].tick < lru->tick)
+			lru = &s->f[i];
+	}
+	if (lru->used) {
+		pthread_mutex_lock(&s->r->pf->lock);
+		drop_chunks(s->r->pf, lru, lru->nc);
+		pthread_mutex_unlock(&s->r->pf->lock);
+	}
+	*lru = (struct pffile){.used = true, .file = file, .next = UINT64_MAX,
+			       .win = s->r->o.prefetch_min, .tick = ++s->tick};
+	return lru;
+}
+
+/* Copies what the chunks hold of [at, end) into dst (at is the segment's
+ * offset `base` + already copied); returns the bytes copied from `at` on
+ * (a prefix: stops at the first gap or failed chunk). */
+static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pffile *pfi, uint64_t at, uint64_t end,
+				 char *dst)
+{
+	uint64_t start = at;
+	pthread_mutex_lock(&pf->lock);
+	for (size_t i = 0; i < pfi->nc && at < end; i++) {
+		struct pfchunk *c = pfi->c[i];
+		if (c->off + c->len <= at)
+			continue;
+		if (c->off > at)
+			break;
+		uint64_t in = at - c->off, want = c->len - in;
+		if (want > end - at)
+			want = end - at;
+		/* wait for the bytes needed; the worker's request is bounded in
+		 * time, so is this wait */
+		while (c->state != PF_DONE && c->filled < in + want) {
+			if (c->need == 0 || c->need > in + want)
+				c->need = in + want;
+			pthread_cond_wait(&pf->progress, &pf->lock);
+		}
+		if (c->state == PF_DONE && c->result < 0)
+			break;
+		/* those bytes are in and stay (the stream holds a reference) */
+		pthread_mutex_unlock(&pf->lock);
+		memcpy(dst, c->buf + in, want);
+		pthread_mutex_lock(&pf->lock);
+		dst += want;
+		at += want;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return at - start;
+}
+
+/* Keeps about one window queued beyond `pos`, growing the window. */
+static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t pos)
+{
+	struct nf_remote *r = s->r;
+	struct nf_rpf *pf = r->pf;
+	uint64_t size = nf_rfile_known(r, pfi->file, NULL);
+
+	if (pfi->ahead < pos)
+		pfi->ahead = pos;
+	pthread_mutex_lock(&pf->lock);
+	/* chunks wholly behind the reader (less a little, for reads that
+	 * arrive out of order) are done with */
+	uint64_t keep = pos > BACKTRACK ? pos - BACKTRACK : 0;
+	size_t behind = 0;
+	while (behind < pfi->nc && pfi->c[behind]->off + pfi->c[behind]->len <= keep)
+		behind++;
+	drop_chunks(pf, pfi, behind);
+	/* the next window goes out when less than half of the current one is
+	 * left ahead of the reader: a window of `win` bytes right after the
+	 * last, then the size doubles up to the cap */
+	while (pfi->ahead < size && pfi->ahead - pos < pfi->win / 2) {
+		uint64_t len = pfi->win;
+		if (size != UINT64_MAX && len > size - pfi->ahead)
+			len = size - pfi->ahead;
+		uint64_t q = queue_window(pf, pfi, pfi->ahead, len);
+		if (q == 0)
+			break;
+		pfi->ahead += q;
+		if (pfi->win < r->o.prefetch_max)
+			pfi->win = pfi->win * 2 < r->o.prefetch_max ? pfi->win * 2 : r->o.prefetch_max;
+		if (q < len)
+			break;
+	}
+	pthread_mutex_unlock(&pf->lock);
+}
+
+static struct pffile *file_find(struct nf_remote_stream *s, uint32_t file)
+{
+	for (int i = 0; i < STREAM_FILES; i++)
+		if (s->f[i].used && s->f[i].file == file)
+			return &s->f[i];
+	return NULL;
+}
+
+int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
+			  struct nf_io *ios, size_t n)
+{
+	struct nf_remote *r = t->r;
+	struct nf_io *rest;
+	size_t *from, nrest = 0;
+	bool *seq;
+	int rc = 0;
+
+	if (r->cache || r->o.prefetch_mem == 0)
+		return nf_remote_read(t, ios, n);
+	rest = calloc(n ? n : 1, sizeof *rest);
+	from = calloc(n ? n : 1, sizeof *from);
+	seq = calloc(n ? n : 1, sizeof *seq);
+	if (rest == NULL || from == NULL || seq == NULL) {
+		free(rest);
+		free(from);
+		free(seq);
+		return nf_remote_read(t, ios, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct nf_io *io = &ios[i];
+		uint64_t end, got = 0;
+		io->result = 0;
+		if (io->file >= r->nfiles || io->length == 0 || io->dst == NULL ||
+		    __builtin_add_overflow(io->offset, io->length, &end)) {
+			from[nrest] = i;
+			rest[nrest++] = *io;   /* nf_remote_read gives the verdict */
+			continue;
+		}
+		pthread_mutex_lock(&s->lock);
+		struct pffile *pfi = file_state(s, io->file);
+		seq[i] = io->offset == pfi->next ||
+			 (pfi->nc > 0 && io->offset >= pfi->c[0]->off && io->offset < pfi->ahead);
+		if (!seq[i]) {
+			/* not sequential: forget the windows, start small again */
+			pthread_mutex_lock(&r->pf->lock);
+			drop_chunks(r->pf, pfi, pfi->nc);
+			pthread_mutex_unlock(&r->pf->lock);
+			pfi->win = r->o.prefetch_min;
+			pfi->ahead = end;
+		} else {
+			got = copy_from_chunks(r->pf, pfi, io->offset, end, io->dst);
+			if (got) {
+				pthread_mutex_lock(&r->lock);
+				r->files[io->file].st.prefetch_hits += got;
+				pthread_mutex_unlock(&r->lock);
+			}
+		}
+		if (!seq[i] || end > pfi->next)
+			pfi->next = end;
+		pthread_mutex_unlock(&s->lock);
+		if (got < io->length) {
+			from[nrest] = i;
+			rest[nrest++] = (struct nf_io){.file = io->file, .offset = io->offset + got,
+						       .length = io->length - got,
+						       .dst = (char *)io->dst + got};
+		}
+	}
+	if (nrest)
+		nf_remote_read(t, rest, nrest);
+	for (size_t k = 0; k < nrest; k++)
+		ios[from[k]].result = rest[k].result;
+	/* with the bytes in: keep the windows coming for sequential readers */
+	for (size_t i = 0; i < n; i++) {
+		struct pffile *pfi;
+		if (ios[i].result < 0) {
+			if (rc == 0)
+				rc = ios[i].result;
+			continue;
+		}
+		pthread_mutex_lock(&s->lock);
+		if (seq[i] && (pfi = file_find(s, ios[i].file)) != NULL &&
+		    pfi->next == ios[i].offset + ios[i].length)
+			keep_ahead(s, pfi, pfi->next);
+		pthread_mutex_unlock(&s->lock);
+	}
+	free(rest);
+	free(from);
+	free(seq);
+	return rc;
+}

@@ -1,0 +1,398 @@
+/* tests/remote/test_remote.c — unit tests of the remote engine's pure
+ * parts: the URL model (entry URLs, sibling parts and their encoding,
+ * redaction), options, credentials, backoff bounds, the S3 error code,
+ * and the block cache's format (a corrupted or foreign block is a miss). */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote/internal.h"
+
+static char *sibling(const char *entry, const char *name, const char **why)
+{
+	struct nf_rurl u;
+	char *err = NULL, *s;
+	ck_assert_int_eq(nf_rurl_parse(&u, entry, NULL, "us-east-1", &err), 0);
+	s = nf_rurl_sibling(&u, name, why);
+	nf_rurl_free(&u);
+	return s;
+}
+
+START_TEST(http_entry_and_siblings)
+{
+	struct nf_rurl u;
+	char *err = NULL, *s;
+	const char *why;
+
+	ck_assert_int_eq(nf_rurl_parse(&u, "http://127.0.0.1:8080/sets/a/m.ninfer", NULL, "x", &err), 0);
+	ck_assert_str_eq(u.prefix, "http://127.0.0.1:8080/sets/a/");
+	ck_assert_str_eq(u.entry, "http://127.0.0.1:8080/sets/a/m.ninfer");
+	ck_assert_str_eq(u.origin, "http://127.0.0.1:8080");
+	ck_assert(!u.s3 && u.scheme == NF_RS_HTTP && u.user == NULL);
+	s = nf_rurl_sibling(&u, "m.ninfer.part-0001", &why);
+	ck_assert_str_eq(s, "http://127.0.0.1:8080/sets/a/m.ninfer.part-0001");
+	free(s);
+	nf_rurl_free(&u);
+	/* IPv6 literals, an encoded directory, dot segments resolved first */
+	ck_assert_int_eq(nf_rurl_parse(&u, "http://[::1]:8080/a%20b/./c/../e", NULL, "x", &err), 0);
+	ck_assert_str_eq(u.prefix, "http://[::1]:8080/a%20b/");
+	ck_assert_str_eq(u.origin, "http://[::1]:8080");
+	nf_rurl_free(&u);
+
+	/* every byte outside unreserved is encoded: nothing can climb out */
+	s = sibling("https://h/d/e.ninfer", "..%2Fsecret", &why);
+	ck_assert_str_eq(s, "https://h/d/..%252Fsecret");
+	free(s);
+	s = sibling("https://h/d/e.ninfer", "a b?c#d\\e%", &why);
+	ck_assert_str_eq(s, "https://h/d/a%20b%3Fc%23d%5Ce%25");
+	free(s);
+	s = sibling("https://h/d/e.ninfer", "...", &why);
+	ck_assert_str_eq(s, "https://h/d/...");
+	free(s);
+	s = sibling("https://h/d/e.ninfer", "\xc3\xa9", &why);
+	ck_assert_str_eq(s, "https://h/d/%C3%A9");
+	free(s);
+	ck_assert_ptr_null(sibling("https://h/d/e.ninfer", "../x", &why));
+	ck_assert_str_eq(why, "contains '/'");
+	ck_assert_ptr_null(sibling("https://h/d/e.ninfer", "..", &why));
+	ck_assert_str_eq(why, "is a dot entry");
+	ck_assert_ptr_null(sibling("https://h/d/e.ninfer", ".", &why));
+	ck_assert_ptr_null(sibling("https://h/d/e.ninfer", "", &why));
+	ck_assert_str_eq(why, "is empty");
+}
+END_TEST
+
+START_TEST(is_child)
+{
+	ck_assert(nf_rurl_is_child("http://h/d/", "http://h/d/a%2Fb"));
+	ck_assert(!nf_rurl_is_child("http://h/d/", "http://h/d/a/b"));
+	ck_assert(!nf_rurl_is_child("http://h/d/", "http://h/d/.."));
+	ck_assert(!nf_rurl_is_child("http://h/d/", "http://h/d/%zz"));
+	ck_assert(!nf_rurl_is_child("http://h/d/", "http://h/d/a?b"));
+	ck_assert(!nf_rurl_is_child("http://h/d/", "http://h/e/a"));
+	ck_assert(!nf_rurl_is_child("http://h/d/", "http://h/d/"));
+}
+END_TEST
+
+START_TEST(http_refusals)
+{
+	struct nf_rurl u;
+	char *err = NULL;
+	const char *bad[] = {"http://h/dir/", "http://h/a?x=1", "http://h/a#f", "ftp://h/a",
+			     "file:///etc/passwd", "http:///a", "s3://ab/k", "s3://Bucket/k",
+			     "s3://bucket/", "s3://bucket"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		ck_assert_msg(nf_rurl_parse(&u, bad[i], NULL, "us-east-1", &err) == -EINVAL, "%s", bad[i]);
+		ck_assert_ptr_nonnull(err);
+		free(err);
+		err = NULL;
+	}
+}
+END_TEST
+
+START_TEST(userinfo_is_kept_apart)
+{
+	struct nf_rurl u;
+	char *err = NULL;
+	ck_assert_int_eq(nf_rurl_parse(&u, "https://al%40ice:s3cr%2Ft@h:9/d/e", NULL, "x", &err), 0);
+	ck_assert_str_eq(u.user, "al@ice");
+	ck_assert_str_eq(u.password, "s3cr/t");
+	ck_assert_ptr_null(strstr(u.entry, "s3cr"));
+	ck_assert_str_eq(u.entry, "https://h:9/d/e");
+	nf_rurl_free(&u);
+}
+END_TEST
+
+START_TEST(s3_urls)
+{
+	struct nf_rurl u;
+	char *err = NULL;
+	const char *why;
+	char *s;
+
+	ck_assert_int_eq(nf_rurl_parse(&u, "s3://my-bucket/sets/a b/m.ninfer", NULL, "eu-west-1", &err), 0);
+	ck_assert(u.s3 && u.scheme == NF_RS_HTTPS);
+	ck_assert_str_eq(u.entry, "https://my-bucket.s3.eu-west-1.amazonaws.com/sets/a%20b/m.ninfer");
+	s = nf_rurl_sibling(&u, "m.ninfer.part-0001", &why);
+	ck_assert_str_eq(s, "https://my-bucket.s3.eu-west-1.amazonaws.com/sets/a%20b/m.ninfer.part-0001");
+	free(s);
+	nf_rurl_free(&u);
+	ck_assert_int_eq(nf_rurl_parse(&u, "s3://my.bucket/k", NULL, "us-east-1", &err), 0);
+	ck_assert_str_eq(u.entry, "https://s3.us-east-1.amazonaws.com/my.bucket/k");
+	nf_rurl_free(&u);
+	ck_assert_int_eq(nf_rurl_parse(&u, "s3://bkt/d/k.ninfer", "http://127.0.0.1:7480/", "x", &err), 0);
+	ck_assert(u.scheme == NF_RS_HTTP);
+	ck_assert_str_eq(u.entry, "http://127.0.0.1:7480/bkt/d/k.ninfer");
+	ck_assert_str_eq(u.prefix, "http://127.0.0.1:7480/bkt/d/");
+	ck_assert_str_eq(u.origin, "http://127.0.0.1:7480");
+	nf_rurl_free(&u);
+	ck_assert_int_eq(nf_rurl_parse(&u, "s3://bkt/k", "http://u:p@h/", "x", &err), -EINVAL);
+	free(err);
+}
+END_TEST
+
+START_TEST(redact)
+{
+	struct { const char *in, *out; } v[] = {
+		{"http://h/a/b", "http://h/a/b"},
+		{"https://user:pw@h:1/a", "https://***@h:1/a"},
+		{"https://u:p@ss@h/a", "https://***@h/a"},
+		{"http://h/a?X-Amz-Signature=abc&X-Amz-Credential=AKIA", "http://h/a?***"},
+		{"http://h/a#frag", "http://h/a"},
+		{"s3://b/k", "s3://b/k"},
+		{"/relative?token=1", "/relative?***"},
+		{"http://h/p@x", "http://h/p@x"},
+	};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		char *s = nf_remote_redact(v[i].in);
+		ck_assert_str_eq(s, v[i].out);
+		free(s);
+	}
+}
+END_TEST
+
+START_TEST(options)
+{
+	struct nf_remote_opts o;
+	char *err = NULL;
+	char a[] = "prefetch_mem=64M", b[] = "tries=0", c[] = "redirects=same-host",
+	     d[] = "cache_size=2G", e[] = "allow_other", f[] = "retry_ms=1500", g[] = "max_request=1k";
+	nf_remote_opts_init(&o);
+	ck_assert_uint_eq(o.max_tries, 5);
+	ck_assert_uint_eq(o.retry_total_ms, 30000);
+	ck_assert_uint_eq(o.prefetch_mem, 256u << 20);
+	ck_assert_int_eq(nf_remote_opts_set(&o, a, &err), 0);
+	ck_assert_uint_eq(o.prefetch_mem, 64u << 20);
+	ck_assert_int_eq(nf_remote_opts_set(&o, b, &err), -EINVAL);
+	ck_assert_str_eq(err, "option tries: bad value \"0\"");
+	free(err);
+	ck_assert_int_eq(nf_remote_opts_set(&o, c, &err), 0);
+	ck_assert_int_eq(o.redirects, NF_REDIRECT_SAME_HOST);
+	ck_assert_int_eq(nf_remote_opts_set(&o, d, &err), 0);
+	ck_assert_uint_eq(o.cache_size, (uint64_t)2 << 30);
+	ck_assert_int_eq(nf_remote_opts_set(&o, e, &err), -ENOENT);
+	ck_assert_int_eq(nf_remote_opts_set(&o, f, &err), 0);
+	ck_assert_uint_eq(o.retry_total_ms, 1500);
+	ck_assert_int_eq(nf_remote_opts_set(&o, g, &err), -EINVAL);
+	free(err);
+}
+END_TEST
+
+START_TEST(backoff_is_bounded)
+{
+	uint64_t rng = 12345, max[6] = {0};
+	for (int i = 0; i < 20000; i++)
+		for (unsigned t = 1; t <= 5; t++) {
+			uint64_t d = nf_rhttp_backoff(&rng, t, 100, 1000);
+			ck_assert_uint_le(d, t == 1 ? 100 : t == 2 ? 200 : t == 3 ? 400 : t == 4 ? 800 : 1000);
+			if (d > max[t])
+				max[t] = d;
+		}
+	/* full jitter reaches (close to) its ceiling */
+	ck_assert_uint_ge(max[1], 95);
+	ck_assert_uint_ge(max[5], 950);
+}
+END_TEST
+
+START_TEST(s3_error_code)
+{
+	char out[64];
+	const char *b = "<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code>"
+			"<Message></Message></Error>";
+	ck_assert_str_eq(nf_rhttp_s3code(b, strlen(b), out, sizeof out), "SignatureDoesNotMatch");
+	ck_assert_ptr_null(nf_rhttp_s3code("<html>nope</html>", 17, out, sizeof out));
+	ck_assert_ptr_null(nf_rhttp_s3code("<Code>a b</Code>", 16, out, sizeof out));
+	ck_assert_ptr_null(nf_rhttp_s3code("<Code>unterminated", 18, out, sizeof out));
+}
+END_TEST
+
+static char tmpl[64];
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void clear_aws_env(void)
+{
+	const char *v[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+			   "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE",
+			   "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+		unsetenv(v[i]);
+}
+
+START_TEST(credentials)
+{
+	struct nf_rcreds c;
+	char *err = NULL, path[128], cfg[128];
+
+	clear_aws_env();
+	snprintf(tmpl, sizeof tmpl, "/tmp/nfr-creds.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	setenv("HOME", tmpl, 1);
+	/* nothing anywhere: anonymous, us-east-1 */
+	ck_assert_int_eq(nf_rcreds_load(&c, NULL, NULL, &err), 0);
+	ck_assert_ptr_null(c.key);
+	ck_assert_str_eq(c.region, "us-east-1");
+	nf_rcreds_free(&c);
+	/* ~/.aws/credentials, profile from AWS_PROFILE, region from ~/.aws/config */
+	snprintf(path, sizeof path, "%s/.aws", tmpl);
+	mkdir(path, 0700);
+	snprintf(path, sizeof path, "%s/.aws/credentials", tmpl);
+	write_text(path, "[default]\naws_access_key_id = DKEY\naws_secret_access_key = dsecret\n"
+			 "# comment\n[work]\n aws_access_key_id=WKEY \naws_secret_access_key= wsec\n"
+			 "aws_session_token = wtok\n[half]\naws_access_key_id = H\n");
+	snprintf(cfg, sizeof cfg, "%s/.aws/config", tmpl);
+	write_text(cfg, "[default]\nregion = eu-west-1\n[profile work]\nregion = ap-south-1\n");
+	ck_assert_int_eq(nf_rcreds_load(&c, NULL, NULL, &err), 0);
+	ck_assert_str_eq(c.key, "DKEY");
+	ck_assert_str_eq(c.secret, "dsecret");
+	ck_assert_ptr_null(c.token);
+	ck_assert_str_eq(c.region, "eu-west-1");
+	nf_rcreds_free(&c);
+	setenv("AWS_PROFILE", "work", 1);
+	ck_assert_int_eq(nf_rcreds_load(&c, NULL, NULL, &err), 0);
+	ck_assert_str_eq(c.key, "WKEY");
+	ck_assert_str_eq(c.secret, "wsec");
+	ck_assert_str_eq(c.token, "wtok");
+	ck_assert_str_eq(c.region, "ap-south-1");
+	nf_rcreds_free(&c);
+	/* a profile with half a key pair is an error naming the file */
+	ck_assert_int_eq(nf_rcreds_load(&c, "half", NULL, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "credentials: profile half lacks"));
+	free(err);
+	err = NULL;
+	/* the environment wins over the file; AWS_REGION over AWS_DEFAULT_REGION */
+	setenv("AWS_ACCESS_KEY_ID", "EKEY", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "esec", 1);
+	setenv("AWS_DEFAULT_REGION", "us-west-2", 1);
+	ck_assert_int_eq(nf_rcreds_load(&c, NULL, NULL, &err), 0);
+	ck_assert_str_eq(c.key, "EKEY");
+	ck_assert_str_eq(c.region, "us-west-2");
+	nf_rcreds_free(&c);
+	setenv("AWS_REGION", "ca-central-1", 1);
+	ck_assert_int_eq(nf_rcreds_load(&c, NULL, NULL, &err), 0);
+	ck_assert_str_eq(c.region, "ca-central-1");
+	nf_rcreds_free(&c);
+	ck_assert_int_eq(nf_rcreds_load(&c, NULL, "bad/region", &err), -EINVAL);
+	free(err);
+	/* AWS_SHARED_CREDENTIALS_FILE */
+	unsetenv("AWS_ACCESS_KEY_ID");
+	snprintf(path, sizeof path, "%s/other", tmpl);
+	write_text(path, "[work]\naws_access_key_id = OKEY\naws_secret_access_key = osec\n");
+	setenv("AWS_SHARED_CREDENTIALS_FILE", path, 1);
+	ck_assert_int_eq(nf_rcreds_load(&c, NULL, NULL, &err), 0);
+	ck_assert_str_eq(c.key, "OKEY");
+	nf_rcreds_free(&c);
+	clear_aws_env();
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The secret never reaches a message: a set opened with credentials and a
+ * password in the URL shows neither anywhere. */
+START_TEST(no_secret_in_stats)
+{
+	struct nf_remote_opts o;
+	struct nf_remote *r;
+	struct nf_remote_file_stats st;
+	char *err = NULL;
+	nf_remote_opts_init(&o);
+	ck_assert_int_eq(nf_remote_open("http://bob:HUNTER2@127.0.0.1:1/d/e.ninfer", &o, &r, &err), 0);
+	ck_assert_int_eq(nf_remote_file_stats(r, 0, &st), 0);
+	ck_assert_str_eq(st.url, "http://127.0.0.1:1/d/e.ninfer");
+	nf_remote_close(r);
+	ck_assert_int_eq(nf_remote_open("http://bob:HUNTER2@127.0.0.1:1/d/?q", &o, &r, &err), -EINVAL);
+	ck_assert_ptr_null(strstr(err, "HUNTER2"));
+	ck_assert_ptr_nonnull(strstr(err, "http://***@127.0.0.1:1/d/?***"));
+	free(err);
+}
+END_TEST
+
+START_TEST(cache_blocks)
+{
+	struct nf_rcache *c;
+	char dir[] = "/tmp/nfr-cache.XXXXXX", *err = NULL, buf[5000], got[5000];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof buf; i++)
+		buf[i] = (char)(i * 7 + 3);
+	ck_assert_int_eq(nf_rcache_open(&c, dir, 1 << 20, "set-A", false, &err), 0);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), -ENOENT);
+	ck_assert_int_eq(nf_rcache_put(c, 1, 0, "\"e1\"", buf, sizeof buf), 0);
+	memset(got, 0, sizeof got);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), 0);
+	ck_assert_mem_eq(got, buf, sizeof buf);
+	/* another validator, block, file or length: a miss */
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e2\"", got, sizeof got), -ENOENT);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 1, "\"e1\"", got, sizeof got), -ENOENT);
+	ck_assert_int_eq(nf_rcache_get(c, 2, 0, "\"e1\"", got, sizeof got), -ENOENT);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, 4999), -ENOENT);
+	/* that length check removed the block: it is gone now */
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), -ENOENT);
+	ck_assert_int_eq(nf_rcache_put(c, 1, 0, "\"e1\"", buf, sizeof buf), 0);
+	nf_rcache_close(c);
+	/* another set's cache in the same directory does not see it, until it
+	 * is renamed to the first set's key */
+	ck_assert_int_eq(nf_rcache_open(&c, dir, 1 << 20, "set-B", false, &err), 0);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), -ENOENT);
+	ck_assert_int_eq(nf_rcache_set_key(c, "set-A"), 0);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), 0);
+	nf_rcache_close(c);
+	/* flip one data byte of the block file: detected, removed, a miss */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+		 "f=$(ls %s/b-*.blk) && printf '\\xff' | dd of=$f bs=1 seek=4000 conv=notrunc status=none",
+		 dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(nf_rcache_open(&c, dir, 1 << 20, "set-A", false, &err), 0);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), -ENOENT);
+	snprintf(cmd, sizeof cmd, "test -z \"$(ls %s/b-*.blk 2>/dev/null)\"", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	/* the size limit: 300 blocks of 5000 bytes in a 1 MiB cache stay under it */
+	for (uint64_t b = 0; b < 300; b++)
+		ck_assert_int_eq(nf_rcache_put(c, 1, b, "\"e1\"", buf, sizeof buf), 0);
+	snprintf(cmd, sizeof cmd, "test $(cat %s/b-*.blk | wc -c) -le 1048576", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	/* the newest survive, the oldest went */
+	ck_assert_int_eq(nf_rcache_get(c, 1, 299, "\"e1\"", got, sizeof got), 0);
+	ck_assert_int_eq(nf_rcache_get(c, 1, 0, "\"e1\"", got, sizeof got), -ENOENT);
+	nf_rcache_close(c);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("remote");
+	TCase *t = tcase_create("pure");
+	tcase_add_test(t, http_entry_and_siblings);
+	tcase_add_test(t, is_child);
+	tcase_add_test(t, http_refusals);
+	tcase_add_test(t, userinfo_is_kept_apart);
+	tcase_add_test(t, s3_urls);
+	tcase_add_test(t, redact);
+	tcase_add_test(t, options);
+	tcase_add_test(t, backoff_is_bounded);
+	tcase_add_test(t, s3_error_code);
+	tcase_add_test(t, credentials);
+	tcase_add_test(t, no_secret_in_stats);
+	tcase_add_test(t, cache_blocks);
+	suite_add_tcase(s, t);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
