@@ -312,6 +312,42 @@ START_TEST(test_many_objects)
 }
 END_TEST
 
+/* nf_utf8_repair (ninfer-check(1): U+FFFD for each invalid byte), vectors
+ * by hand from RFC 3629 §4: every byte that starts no well-formed sequence
+ * is one U+FFFD; valid sequences, 1 to 4 bytes, pass unchanged. */
+START_TEST(test_utf8_repair)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *want;
+	} v[] = {
+		{"", 0, ""},
+		{"plain/ascii", 11, "plain/ascii"},
+		{"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"},
+		{"\xff", 1, "\xef\xbf\xbd"},
+		{"a\xc3(", 3, "a\xef\xbf\xbd("},                       /* lead without continuation */
+		{"\xe2\x82", 2, "\xef\xbf\xbd\xef\xbf\xbd"},            /* cut 3-byte sequence */
+		{"\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"},            /* overlong '/' */
+		{"\xe0\x80\xaf", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong, 3 bytes */
+		{"\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* U+D800 */
+		{"\xf4\x90\x80\x80", 4,
+		 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},        /* U+110000 */
+		{"\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf"},              /* U+10FFFF */
+		{"\xed\x9f\xbf", 3, "\xed\x9f\xbf"},                      /* U+D7FF */
+		{"\x80z", 2, "\xef\xbf\xbdz"},                              /* lone continuation */
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		size_t len = 99;
+		char *out = nf_utf8_repair(v[i].in, v[i].n, &len);
+		ck_assert_ptr_nonnull(out);
+		ck_assert_msg(strcmp(out, v[i].want) == 0, "vector %zu", i);
+		ck_assert_uint_eq(len, strlen(v[i].want));
+		free(out);
+	}
+}
+END_TEST
+
 Suite *model_suite(void);
 Suite *model_suite(void)
 {
@@ -323,6 +359,7 @@ Suite *model_suite(void)
 	tcase_add_test(t, test_deep);
 	tcase_add_test(t, test_deep_codec);
 	tcase_add_test(t, test_many_objects);
+	tcase_add_test(t, test_utf8_repair);
 	suite_add_tcase(s, t);
 	return s;
 }
