@@ -97,6 +97,20 @@ int nf_part_name(char *buf, size_t size, const char *entry_name, uint64_t index)
 	return 0;
 }
 
+const char *nf_file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "is a regular file";
+	case S_IFDIR: return "is a directory";
+	case S_IFIFO: return "is a FIFO";
+	case S_IFCHR: return "is a character device";
+	case S_IFBLK: return "is a block device";
+	case S_IFSOCK: return "is a socket";
+	case S_IFLNK: return "is a symbolic link";
+	}
+	return "is of an unknown file type";
+}
+
 /* ------------------------------------------------------------------ */
 /* phase 1: input checks */
 
@@ -976,7 +990,9 @@ static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 	int srcfd = -1, rc = 0;
 	const struct nf_write_object *in = o->in;
 	if (in->source == NF_SRC_FILE) {
-		srcfd = open(in->path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO (or a tty) must not block the open; only a
+		 * regular file is read, and on one the flag changes nothing. */
+		srcfd = open(in->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		struct stat st;
 		if (srcfd < 0) {
 			rc = -errno;
@@ -984,9 +1000,23 @@ static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 				      "cannot open source %s: %s", in->path, strerror(-rc));
 			return rc;
 		}
+		if (fstat(srcfd, &st) != 0) {
+			rc = -errno;
+			nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
+				      "cannot fstat source %s: %s", in->path, strerror(-rc));
+			close(srcfd);
+			return rc;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			/* bad input: the manifest names something that holds no bytes */
+			nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "WRITE_SOURCE", where,
+				      "source %s %s, not a regular file", in->path,
+				      nf_file_kind(st.st_mode));
+			close(srcfd);
+			return -EINVAL;
+		}
 		uint64_t need;
-		if (fstat(srcfd, &st) || !S_ISREG(st.st_mode) ||
-		    !add_u64(in->src_offset, in->bytes, &need) || (uint64_t)st.st_size < need) {
+		if (!add_u64(in->src_offset, in->bytes, &need) || (uint64_t)st.st_size < need) {
 			nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
 				      "source %s is not a regular file holding [%" PRIu64 ",+%" PRIu64 ")",
 				      in->path, in->src_offset, in->bytes);

@@ -83,6 +83,20 @@ echo '{' > "$T/src/broken.json"
 expect 4 "$PACK" create --manifest "$T/src/broken.json" "$T/c2.ninfer"
 expect 8 "$PACK" create --manifest "$T/src/absent.json" "$T/c2.ninfer"
 expect 4 "$PACK" create --manifest "$T/src/m.json" --max-file-bytes 4200 "$T/c2.ninfer"
+# issue 11 items 6, 11: a source that is not a regular file is named with
+# what it is; a FIFO must not hang the writer (a blocking open would)
+mkfifo "$T/src/fifo.bin"
+mkdir "$T/src/dir.bin"
+sed 's/"source": "w.bin"/"source": "fifo.bin", "bytes": 8/' "$T/src/m.json" > "$T/src/fifo.json"
+sed 's/"source": "w.bin"/"source": "dir.bin"/' "$T/src/m.json" > "$T/src/dir.json"
+sed 's/"source": "w.bin"/"source": "dir.bin", "bytes": 8/' "$T/src/m.json" > "$T/src/dirb.json"
+for m in fifo dir dirb; do
+	case $m in fifo) what="is a FIFO" ;; *) what="is a directory" ;; esac
+	expect 4 timeout 20 "$PACK" create --manifest "$T/src/$m.json" "$T/c2.ninfer"
+	grep -q "objects\[0\] w: $T/src/${m%b}.bin $what, not a regular file" "$T/err" ||
+		{ cat "$T/err" >&2; fail "$m source: no message naming the object, the path and what it is"; }
+	grep -q 'WRITE_SIZE_MISMATCH' "$T/err" && fail "$m source: reported as a size mismatch"
+done
 ls "$T" | grep -q 'c2' && fail "failed create left files"
 ls -a "$T" | grep -q '\.tmp-' && fail "temporary directory left behind"
 echo "ok"
