@@ -793,6 +793,7 @@ int nf_write_plan(const char *entry_name, json_t *directory, const struct nf_wri
 
 struct copier {
 	uint8_t *buf;               /* fallback buffer */
+	bool write_failed;          /* the last failed copy failed writing, not reading */
 	uint64_t done, total;
 	uint64_t since_progress;
 	const struct nf_write_opts *opts;
@@ -802,8 +803,11 @@ static int io_error(struct nf_report *rep, const char *where, int err, const cha
 {
 	if (err == ECANCELED)
 		return -err;   /* reported once by nf_write_artifact */
-	nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_IO", where, "%s: %s", what,
-		      strerror(err));
+	/* every file written is in the target's directory (issue 11: a full
+	 * destination was blamed on the source) */
+	nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_IO", where, "%s: %s%s", what,
+		      strerror(err), err == ENOSPC || err == EDQUOT
+					     ? ": the destination file system is full" : "");
 	return -err;
 }
 
@@ -847,6 +851,7 @@ static void progress_tick(struct copier *c, uint64_t n)
 static int copy_fd(struct copier *c, int src, uint64_t soff, int dst, uint64_t doff, uint64_t len)
 {
 	bool use_cfr = true;
+	c->write_failed = false;
 	while (len) {
 		if (cancelled(c))
 			return -ECANCELED;
@@ -875,8 +880,10 @@ static int copy_fd(struct copier *c, int src, uint64_t soff, int dst, uint64_t d
 			if (n == 0)
 				return -ENODATA;
 			int rc = pwrite_all(dst, c->buf, (size_t)n, (off_t)doff);
-			if (rc)
+			if (rc) {
+				c->write_failed = true;
 				return rc;
+			}
 		}
 		soff += (uint64_t)n;
 		doff += (uint64_t)n;
@@ -903,9 +910,17 @@ static int copy_mem(struct copier *c, const uint8_t *src, int dst, uint64_t doff
 	return 0;
 }
 
-/* Copy from the logical payload of an open artifact through its range map. */
+/* The name of file i of a source artifact, for messages. */
+static const char *source_name(const struct nf_artifact *a, uint32_t i)
+{
+	return i < a->nfiles && a->files[i].path ? a->files[i].path : a->entry_name;
+}
+
+/* Copy from the logical payload of an open artifact through its range map
+ * into dst (the file named dname). */
 static int copy_artifact(struct copier *c, struct nf_artifact *a, uint64_t loff, int dst,
-			 uint64_t doff, uint64_t len, struct nf_report *rep, const char *where)
+			 const char *dname, uint64_t doff, uint64_t len, struct nf_report *rep,
+			 const char *where, const char *writing)
 {
 	struct nf_segment segs[16];
 	while (len) {
@@ -922,16 +937,20 @@ static int copy_artifact(struct copier *c, struct nf_artifact *a, uint64_t loff,
 			int fd = nf_file_open(a, segs[i].file);
 			if (fd < 0) {
 				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
-					      "source file %u cannot be read: %s", segs[i].file, strerror(-fd));
+					      "source file %u (%s) cannot be read: %s", segs[i].file,
+					      source_name(a, segs[i].file), strerror(-fd));
 				return fd;
 			}
 			int rc = copy_fd(c, fd, segs[i].file_offset, dst, doff + segs[i].dest_offset,
 					 segs[i].length);
 			if (rc == -ECANCELED)
 				return rc;
+			if (rc && c->write_failed)
+				return io_error(rep, dname, -rc, writing);
 			if (rc) {
 				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
-					      "reading source file %u: %s", segs[i].file,
+					      "reading source file %u (%s): %s", segs[i].file,
+					      source_name(a, segs[i].file),
 					      rc == -ENODATA ? "ends early" : strerror(-rc));
 				return rc == -ENODATA ? -EIO : rc;
 			}
@@ -985,8 +1004,9 @@ static int write_headers(struct plan *p, const uint8_t id[16], struct nf_report 
 static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 			struct nf_report *rep)
 {
-	char where[300];
+	char where[300], writing[320];
 	snprintf(where, sizeof where, "object %s", o->id);
+	snprintf(writing, sizeof writing, "writing object %s", o->id);
 	int srcfd = -1, rc = 0;
 	const struct nf_write_object *in = o->in;
 	if (in->source == NF_SRC_FILE) {
@@ -1043,7 +1063,7 @@ static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 		case NF_SRC_MEMORY:
 			rc = copy_mem(c, (const uint8_t *)in->data + soff, dfd, doff, b - a);
 			if (rc)
-				rc = io_error(rep, f->name, -rc, "writing object bytes");
+				rc = io_error(rep, f->name, -rc, writing);
 			break;
 		case NF_SRC_FILE:
 			rc = copy_fd(c, srcfd, in->src_offset + soff, dfd, doff, b - a);
@@ -1051,13 +1071,16 @@ static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
 					      "source %s ends early", in->path);
 				rc = -EIO;
-			} else if (rc) {
-				rc = io_error(rep, f->name, -rc, "copying object bytes");
+			} else if (rc && c->write_failed) {
+				rc = io_error(rep, f->name, -rc, writing);
+			} else if (rc && rc != -ECANCELED) {
+				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
+					      "reading source %s: %s", in->path, strerror(-rc));
 			}
 			break;
 		case NF_SRC_ARTIFACT:
-			rc = copy_artifact(c, in->artifact, in->src_offset + soff, dfd, doff, b - a, rep,
-					   where);
+			rc = copy_artifact(c, in->artifact, in->src_offset + soff, dfd, f->name, doff,
+					   b - a, rep, where, writing);
 			break;
 		}
 	}

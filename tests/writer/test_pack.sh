@@ -97,6 +97,33 @@ for m in fifo dir dirb; do
 		{ cat "$T/err" >&2; fail "$m source: no message naming the object, the path and what it is"; }
 	grep -q 'WRITE_SIZE_MISMATCH' "$T/err" && fail "$m source: reported as a size mismatch"
 done
+# issue 11 item 11: reshard onto a full disk names the destination as full
+# (a 1 MiB tmpfs; needs root to mount it)
+head -c 3000000 /dev/urandom > "$T/src/big.bin"
+cat > "$T/src/big.json" <<'JSON'
+{"components": {"text": {"config": {"architectures": ["Synthetic"]}}},
+ "objects": [{"id": "big", "kind": "tensor", "shape": [1500000], "format": "bf16",
+              "layout": "contiguous_le_v1", "source": "big.bin"}],
+ "bindings": {"big": {"object": "big"}}, "uses": []}
+JSON
+expect 0 "$PACK" create -q --manifest "$T/src/big.json" --max-file-bytes 1M "$T/big.ninfer"
+mkdir "$T/full"
+if mount -t tmpfs -o size=1m nf-pack-test "$T/full" 2>/dev/null; then
+	trap 'umount "$T/full" 2>/dev/null; rm -rf "$T"' EXIT
+	for cmd in "reshard $T/big.ninfer" "create --manifest $T/src/big.json"; do
+		# shellcheck disable=SC2086
+		expect 8 "$PACK" $cmd "$T/full/out.ninfer" -q
+		grep -q 'No space left on device' "$T/err" || { cat "$T/err" >&2; fail "$cmd onto a full disk: no ENOSPC"; }
+		grep -q 'WRITE_IO: out.ninfer[.a-z0-9-]*: writing object big: No space left on device: the destination file system is full' "$T/err" ||
+			{ cat "$T/err" >&2; fail "$cmd onto a full disk: the destination is not named as full"; }
+		grep -q 'WRITE_SOURCE\|reading source' "$T/err" && { cat "$T/err" >&2; fail "$cmd: a full destination blamed on the source"; }
+		[ -z "$(ls -A "$T/full")" ] || fail "$cmd onto a full disk left $(ls -A "$T/full")"
+	done
+	umount "$T/full"
+	trap 'rm -rf "$T"' EXIT
+else
+	echo "skip: cannot mount a tmpfs (not root?): full-disk messages not checked"
+fi
 ls "$T" | grep -q 'c2' && fail "failed create left files"
 ls -a "$T" | grep -q '\.tmp-' && fail "temporary directory left behind"
 echo "ok"
