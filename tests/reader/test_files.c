@@ -306,6 +306,21 @@ START_TEST(test_deep_parts)
 	ck_assert_int_eq(nf_artifact_check_deep(a, &r, NULL, NULL), 0);
 	ck_assert_ptr_nonnull(craft_find(&r, "FILE_MISSING"));
 	ck_assert_ptr_null(craft_find(&r, "DEEP_READ_FAILED"));
+	/* issue 11: the tensor on the missing part is named, once, as not
+	 * checked (info); w.a (entry only) was checked; r.x is a resource
+	 * (no codec invariants) */
+	n = 0;
+	for (size_t i = 0; i < r.count; i++)
+		n += strcmp(r.items[i].code, "DEEP_OBJECT_UNREAD") == 0;
+	ck_assert_int_eq(n, 1);
+	f = craft_find(&r, "DEEP_OBJECT_UNREAD");
+	ck_assert_int_eq(f->severity, NF_SEV_INFO);
+	ck_assert_int_eq(f->scope, NF_SCOPE_FILE);
+	ck_assert_str_eq(f->where, "objects[1] w.big");
+	ck_assert_msg(strstr(f->evidence, "files[1] m.ninfer.part-0001") &&
+		      strstr(f->evidence, "missing") &&
+		      strstr(f->evidence, "codec invariants were not checked"), "%s", f->evidence);
+	ck_assert_int_eq(nf_report_exit_status(&r), 1);   /* the FILE_MISSING warning */
 	free(p1);
 	cleanup(dir, entry, a, &r);
 }
