@@ -7,9 +7,11 @@
  *   2. plan: lay the objects out, serialise the JSON, reserve JSON space,
  *      compute the files table for max_file_bytes, iterating until the
  *      files table and the reserved JSON length are stable;
- *   3. write every file under its final name inside a fresh temporary
- *      directory beside the target (mkdtemp), headers, JSON, zero gaps
- *      (files are pre-sized), then stream the object bytes;
+ *   3. remove the temporary directories killed runs of this target left
+ *      (writer_tmp.c: their owner lock is free), then write every file
+ *      under its final name inside a fresh, locked temporary directory
+ *      beside the target, headers, JSON, zero gaps (files are pre-sized),
+ *      then stream the object bytes;
  *   4. validate the temporary set with the reader (nf_artifact_open +
  *      nf_artifact_check_files, no error findings), compare its model with
  *      the plan and check coverage and file lengths;
@@ -32,6 +34,7 @@
 
 #include "codecs/codec.h"
 #include "reader/artifact.h"
+#include "reader/writer_tmp.h"
 
 #define W_ALIGN_TENSOR 256u
 #define W_PAGE 4096u
@@ -1237,7 +1240,7 @@ int nf_write_artifact(const char *entry_path, json_t *directory,
 	int rc = 0, dirfd = -1, tmpfd = -1;
 	char *dirpath = NULL, *tmpdir = NULL, *tmpentry = NULL;
 	struct copier c = {0};
-	bool tmp_made = false;
+	struct nf_write_tmp tmp = NF_WRITE_TMP_INIT;
 
 	if (!entry_path || !*entry_path) {
 		nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_TARGET", "entry",
@@ -1270,27 +1273,17 @@ int nf_write_artifact(const char *entry_path, json_t *directory,
 		rc = io_error(rep, dirpath, errno, "cannot open the output directory");
 		goto done;
 	}
+	/* what a killed run of this target left (issue 11), even when this
+	 * run stops at the next check */
+	nf_write_tmp_sweep(dirfd, dirpath, name, rep);
 	if ((rc = check_targets(&p, dirfd, entry_path, rep)))
 		goto done;
 
 	/* phase 3: temporary directory beside the target, final names inside */
-	size_t tlen = strlen(dirpath) + strlen(name) + 32;
-	tmpdir = malloc(tlen);
-	if (!tmpdir) {
-		rc = -ENOMEM;
+	if ((rc = nf_write_tmp_make(&tmp, dirpath, name, rep)))
 		goto done;
-	}
-	snprintf(tmpdir, tlen, "%s/.%s.tmp-XXXXXX", dirpath, name);
-	if (!mkdtemp(tmpdir)) {
-		rc = io_error(rep, dirpath, errno, "cannot create a temporary directory");
-		goto done;
-	}
-	tmp_made = true;
-	tmpfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (tmpfd < 0) {
-		rc = io_error(rep, tmpdir, errno, "cannot open the temporary directory");
-		goto done;
-	}
+	tmpdir = tmp.path;
+	tmpfd = tmp.fd;
 	uint8_t id[16];
 	if (getrandom(id, sizeof id, 0) != (ssize_t)sizeof id) {
 		rc = io_error(rep, "artifact_id", errno ? errno : EIO, "getrandom");
@@ -1392,16 +1385,19 @@ done:
 		if (rc && f->published && dirfd >= 0)
 			unlinkat(dirfd, f->name, 0);   /* undo: the entry was not published */
 	}
-	if (tmpfd >= 0)
-		close(tmpfd);
-	if (tmp_made && rmdir(tmpdir) != 0 && rc == 0)
-		nf_report_add(rep, NF_SEV_WARNING, NF_SCOPE_OPERATIONAL, "WRITE_TMP_LEFT", tmpdir,
-			      "cannot remove the temporary directory: %s", strerror(errno));
+	if (tmp.path) {
+		char *left = rc == 0 ? strdup(tmp.path) : NULL;
+		int r = nf_write_tmp_remove(&tmp);
+		if (r && rc == 0)
+			nf_report_add(rep, NF_SEV_WARNING, NF_SCOPE_OPERATIONAL, "WRITE_TMP_LEFT",
+				      left ? left : "temporary directory",
+				      "cannot remove the temporary directory: %s", strerror(-r));
+		free(left);
+	}
 	if (dirfd >= 0)
 		close(dirfd);
 	free(c.buf);
 	free(tmpentry);
-	free(tmpdir);
 	free(dirpath);
 	plan_free(&p);
 	if (rep == &scratch)

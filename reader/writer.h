@@ -9,7 +9,8 @@
  * reserves JSON space with trailing spaces, writes every file to a
  * temporary name beside the target, validates the result with the reader,
  * publishes parts first and the entry last, never replaces an existing file,
- * and removes its temporaries on any failure. */
+ * and removes its temporaries on any failure (and those of killed earlier
+ * runs for the same target: reader/writer_tmp.h). */
 #ifndef NF_READER_WRITER_H
 #define NF_READER_WRITER_H
 
