@@ -38,6 +38,8 @@ struct nf_options {
 	char *mountpoint;
 	char *decoded_dtype;
 	enum nf_dtype dtype;
+	char *max_json;          /* -o max_json=BYTES (issue 11) */
+	uint64_t max_json_bytes;
 	int lenient;
 	unsigned uring_depth;
 	unsigned threads;

@@ -34,6 +34,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_FSNAME, KEY_SUBTYPE };
 
 static const struct fuse_opt opt_spec[] = {
 	NF_OPT("decoded_dtype=%s", decoded_dtype, 0),
+	NF_OPT("max_json=%s", max_json, 0),
 	NF_OPT("lenient", lenient, 1),
 	NF_OPT("uring_depth=%u", uring_depth, 0),
 	NF_OPT("threads=%u", threads, 0),
@@ -70,6 +71,7 @@ static void usage(FILE *out, const char *prog)
 		"ninferfs options:\n"
 		"    -o decoded_dtype=f32|bf16|f16  element type of decoded/ views (f32)\n"
 		"    -o lenient             mount even with directory errors\n"
+		"    -o max_json=BYTES      refuse a larger JSON directory (4G; K, M, G, T)\n"
 		"    -o uring_depth=N       io_uring entries per worker thread (%u)\n"
 		"    -o threads=N           FUSE worker threads (%u)\n"
 		"    -o uid=N,gid=N         owner of every file (the caller's)\n"
@@ -168,6 +170,13 @@ static int check_options(struct nf_options *o, const char *prog)
 			o->decoded_dtype);
 		return -1;
 	}
+	o->max_json_bytes = NF_DEFAULT_MAX_JSON;
+	if (o->max_json && (nf_parse_size(o->max_json, &o->max_json_bytes) != 0 ||
+			    o->max_json_bytes == 0)) {
+		fprintf(stderr, "%s: max_json must be a positive size (e.g. 4G), not '%s'\n", prog,
+			o->max_json);
+		return -1;
+	}
 	if (o->uring_depth == 0)
 		o->uring_depth = NF_DEFAULT_URING_DEPTH;
 	if (o->threads == 0)
@@ -225,7 +234,8 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 
 	/* uses.json is made on open (nf_uses_json), not kept: for a large set
 	 * it is the largest text of the model after the JSON itself */
-	rc = nf_artifact_open_flags(entry, NF_OPEN_LAZY_USES_JSON, r, &fs->a);
+	struct nf_open_opts oo = {.flags = NF_OPEN_LAZY_USES_JSON, .max_json = fs->opt.max_json_bytes};
+	rc = nf_artifact_open_opts(entry, &oo, r, &fs->a);
 	if (rc < 0 || fs->a == NULL) {
 		nf_report_print_text(stderr, r, NULL, entry);
 		fprintf(stderr, "ninferfs: cannot read %s: %s\n", entry, strerror(rc < 0 ? -rc : EIO));
@@ -506,6 +516,7 @@ static void fs_free(struct nf_fs *fs)
 	nf_report_free(&fs->report);
 	free(fs->opt.entry);
 	free(fs->opt.decoded_dtype);
+	free(fs->opt.max_json);
 }
 
 int main(int argc, char **argv)
@@ -530,8 +541,10 @@ int main(int argc, char **argv)
 		status = NF_EXIT_OK;
 		goto out;
 	}
+	nf_guard_mapped_json(true);   /* until open_artifact() drops the mapped JSON */
 	if ((status = open_artifact(&fs, argc, argv)) != 0)
 		goto out;
+	nf_guard_mapped_json(false);
 	status = NF_EXIT_ENTRY;
 	if (prepare(&fs) < 0)
 		goto out;

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "reader/internal.h"
@@ -406,6 +407,8 @@ static void free_artifact(struct nf_artifact *a)
 		free(p->entry_dir);
 		free(p->uses_json);
 		free(p->json_text);
+		if (p->json_map)
+			munmap(p->json_map, p->json_map_len);
 		pthread_mutex_destroy(&p->lock);
 		nf_arena_free(&p->arena);
 		free(p);
@@ -458,6 +461,9 @@ void nf_artifact_drop_json_text(struct nf_artifact *a)
 {
 	free(a->priv->json_text);
 	a->priv->json_text = NULL;
+	if (a->priv->json_map)
+		munmap(a->priv->json_map, a->priv->json_map_len);
+	a->priv->json_map = NULL;
 	a->json_text = NULL;
 }
 
@@ -483,12 +489,20 @@ static int set_paths(struct nf_artifact *a, const char *entry_path)
 
 int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf_artifact **out)
 {
-	return nf_artifact_open_flags(entry_path, 0, report, out);
+	return nf_artifact_open_opts(entry_path, NULL, report, out);
 }
 
 int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_report *report,
 			   struct nf_artifact **out)
 {
+	struct nf_open_opts o = {.flags = flags};
+	return nf_artifact_open_opts(entry_path, &o, report, out);
+}
+
+int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opts,
+			  struct nf_report *report, struct nf_artifact **out)
+{
+	unsigned flags = opts ? opts->flags : 0;
 	*out = NULL;
 	struct nf_artifact *a = calloc(1, sizeof *a);
 	struct nf_artifact_private *p = calloc(1, sizeof *p);
@@ -504,6 +518,7 @@ int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_rep
 	pthread_mutex_init(&p->lock, NULL);
 	p->dirfd = -1;
 	p->entry_fd = -1;
+	p->max_json = opts ? opts->max_json : 0;
 	if (set_paths(a, entry_path) < 0) {
 		free_artifact(a);
 		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",

@@ -114,7 +114,9 @@ struct nf_artifact {
 	uint64_t entry_payload_start;
 	uint64_t payload_bytes;
 	const char *json_text;      /* exactly json_bytes bytes as stored, NUL appended;
-				       NULL after nf_artifact_drop_json_text() */
+				       NULL after nf_artifact_drop_json_text().  A
+				       private read-only mapping of the entry: pages
+				       are read when first touched (issue 11) */
 
 	uint32_t nfiles;
 	const struct nf_file *files;
@@ -149,6 +151,19 @@ int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf
 				      largest part of the model of a big set) */
 int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_report *report,
 			   struct nf_artifact **out);
+/* The same with every option.  max_json is the ceiling on json_bytes
+ * (ninfer-check --max-json, ninferfs -o max_json): a larger claim is
+ * refused before a byte of it is read (JSON_TOO_LARGE, operational); 0
+ * means NF_DEFAULT_MAX_JSON.  4 GiB: the directory of a 1M-object set is
+ * about 430 MB (bench/README.md), so the default leaves ten times that,
+ * and bounds the address space the mapping of the JSON may take. */
+#define NF_DEFAULT_MAX_JSON ((uint64_t)4 << 30)
+struct nf_open_opts {
+	unsigned flags;            /* NF_OPEN_* */
+	uint64_t max_json;
+};
+int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opts,
+			  struct nf_report *report, struct nf_artifact **out);
 void nf_artifact_close(struct nf_artifact *a);
 
 /* Lookups, O(log n) or O(1). Return the index, or -1. */
@@ -232,5 +247,14 @@ int nf_uses_json_size(const struct nf_artifact *a, uint64_t *size);
  * as they did).
  * Not thread-safe: call it before the artifact is shared. */
 void nf_artifact_drop_json_text(struct nf_artifact *a);
+
+/* limits.c: shared by ninfer-check, ninfer-pack and ninferfs. */
+/* A size: decimal digits with an optional K, M, G or T (powers of 1024,
+ * optionally followed by "iB" or "B").  0, or -1 when it is not one. */
+int nf_parse_size(const char *s, uint64_t *out);
+/* on: a SIGBUS (the entry shrank under its mapped JSON text, which the
+ * model reads until nf_artifact_drop_json_text) ends the process with
+ * status 8 and a message on stderr; off: the default action again. */
+void nf_guard_mapped_json(bool on);
 
 #endif

@@ -51,7 +51,11 @@ struct nf_artifact_private {
 	uint32_t *obj_by_id;      /* object indices sorted by id */
 	uint32_t *bind_by_name;   /* binding indices sorted by name */
 	char *uses_json;          /* malloc'd text behind a->uses_json (streamed build) */
-	char *json_text;          /* malloc'd text behind a->json_text, until dropped */
+	char *json_text;          /* malloc'd text behind a->json_text, until dropped
+				     (only where the entry cannot be mapped) */
+	void *json_map;           /* or the mapping of [0, 32 + json_bytes] (header.c) */
+	size_t json_map_len;
+	uint64_t max_json;        /* ceiling on json_bytes; 0: NF_DEFAULT_MAX_JSON */
 	/* The uses array's byte range in json_text, for nf_uses_json(); only
 	 * when the directory was read record by record (no big integers). */
 	bool uses_range;
@@ -62,10 +66,11 @@ struct nf_artifact_private {
 
 /* ---- header.c --------------------------------------------------------- */
 
-/* Read and check the entry header (seed §3.1) and the JSON text.  On
+/* Read and check the entry header (seed §3.1) and map the JSON text.  On
  * success the artifact has artifact_id, json_bytes, entry_payload_start
- * and json_text (malloc'd: nf_artifact_drop_json_text), and *entry_size
- * holds the entry's length. */
+ * and json_text (mapped, or malloc'd: nf_artifact_drop_json_text), and
+ * *entry_size holds the entry's length.  -EFBIG: json_bytes is above
+ * priv->max_json (JSON_TOO_LARGE). */
 int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *entry_size);
 /* payload.c: pread exactly n bytes at off; 0, -errno, or -ENODATA when the
  * file ends first. */

@@ -65,36 +65,6 @@ static void usage(FILE *out)
 		prog, prog, prog, prog);
 }
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!*s || *s == '-')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	unsigned shift = 0;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M')
-		shift = 20;
-	else if (*end == 'G')
-		shift = 30;
-	else if (*end == 'T')
-		shift = 40;
-	if (shift)
-		end++;
-	if (*end == 'i' && shift)
-		end++;
-	if (*end == 'B' && shift)
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* progress bar: stderr is a terminal and the job is long */
 
@@ -366,6 +336,7 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	nf_guard_mapped_json(true);   /* reshard parses its input's mapped JSON */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -384,7 +355,7 @@ int main(int argc, char **argv)
 			manifest = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &limit)) {
+			if (nf_parse_size(optarg, &limit)) {
 				fprintf(stderr, "%s: --max-file-bytes: \"%s\" is not a size\n", prog, optarg);
 				return EXIT_USAGE;
 			}

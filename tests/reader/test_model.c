@@ -348,6 +348,31 @@ START_TEST(test_utf8_repair)
 }
 END_TEST
 
+/* The JSON text is a mapping of the entry (issue 11): the text is the
+ * stored bytes with a NUL after them, and when the entry shrinks under it
+ * the SIGBUS of the next touch ends the process with status 8 (the tools'
+ * guard, limits.c) instead of killing it.  An exit test: it runs forked. */
+START_TEST(test_mapped_json_sigbus)
+{
+	char *dir;
+	char *path = write_good(&dir, NULL, CRAFT_GOOD_PAYLOAD);
+	struct nf_report r;
+	struct nf_artifact *a;
+	ck_assert_int_eq(craft_open(path, &r, &a), 0);
+	ck_assert_int_eq(r.count, 0);
+	ck_assert_int_eq(a->json_text[a->json_bytes], '\0');
+	ck_assert_int_eq(a->json_text[0], '{');
+	nf_guard_mapped_json(true);
+	int fd = open(path, O_WRONLY);   /* the files go now: the test exits below */
+	ck_assert_int_ge(fd, 0);
+	rm(dir, path);
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	volatile char c = a->json_text[a->json_bytes / 2];   /* SIGBUS: exits 8 */
+	(void)c;
+	ck_abort_msg("reading the mapped text of a truncated entry did not raise SIGBUS");
+}
+END_TEST
+
 Suite *model_suite(void);
 Suite *model_suite(void)
 {
@@ -360,6 +385,7 @@ Suite *model_suite(void)
 	tcase_add_test(t, test_deep_codec);
 	tcase_add_test(t, test_many_objects);
 	tcase_add_test(t, test_utf8_repair);
+	tcase_add_exit_test(t, test_mapped_json_sigbus, 8);
 	suite_add_tcase(s, t);
 	return s;
 }
