@@ -253,8 +253,7 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 	if (r->count > 0)
 		nf_report_print_text(stderr, r, fs->a, entry);
 	fs->validation_json = nf_report_to_json(r, fs->a, entry, "ninferfs", argc, argv);
-	fs->files_json = nf_files_json(fs->a);
-	if (fs->validation_json == NULL || fs->files_json == NULL) {
+	if (fs->validation_json == NULL || nf_files_doc_init(fs) < 0) {
 		fprintf(stderr, "ninferfs: out of memory\n");
 		return NF_EXIT_ENTRY;
 	}
@@ -296,11 +295,25 @@ static int prepare(struct nf_fs *fs)
 	fs->files = calloc(fs->a->nfiles, sizeof *fs->files);
 	if (fs->fds == NULL || fs->files == NULL)
 		return -ENOMEM;
+	/* Fixed files when the reader's open-file cache holds every part:
+	 * each file is acquired now and held until unmount, so its descriptor
+	 * never changes and the rings register it once.  Otherwise the rings
+	 * take plain descriptors that each read acquires (readpath.c). */
+	struct nf_files_stats fst;
+	nf_files_stats(fs->a, &fst);
+	fs->fixed_files = fs->a->nfiles <= 1 || fs->a->nfiles - 1 <= fst.open_max;
 	for (uint32_t i = 0; i < fs->a->nfiles; i++) {
-		int fd = nf_file_open(fs->a, i);
+		int fd = fs->fixed_files ? nf_file_acquire(fs->a, i) : -1;
+		if (fd == -EMFILE || fd == -ENFILE)
+			fs->fixed_files = false;   /* let go of them all below */
 		fs->fds[i] = fd >= 0 ? fd : -1;
 		if (__builtin_add_overflow(fs->set_bytes, fs->a->files[i].file_bytes, &fs->set_bytes))
 			fs->set_bytes = UINT64_MAX;
+	}
+	for (uint32_t i = 0; !fs->fixed_files && i < fs->a->nfiles; i++) {
+		if (fs->fds[i] >= 0)
+			nf_file_release(fs->a, i);
+		fs->fds[i] = -1;
 	}
 	if (stat(fs->opt.entry, &st) == 0)
 		fs->mtime = st.st_mtim;
@@ -315,7 +328,6 @@ static int prepare(struct nf_fs *fs)
 	if (!threaded)
 		sizes_run(&job);
 	struct nf_tree_docs docs = {.validation_json = fs->validation_json,
-				    .files_json = fs->files_json,
 				    .dtype = fs->opt.dtype,
 				    .safetensors = true};
 	rc = nf_tree_build(&fs->tree, fs->a, &docs, err, sizeof err);
@@ -476,6 +488,9 @@ static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmd
 			goto out_unmount;
 		fs->foreground = false;
 	}
+	/* after the fork: the thread must live in the daemon */
+	if (nf_watch_start(fs, se) < 0)
+		nf_log(fs, LOG_WARNING, "no watch of changed files: reads still notice them");
 	if (pthread_create(&ready, NULL, ready_thread, &ra) != 0)
 		goto out_unmount;
 	ready_started = true;
@@ -484,6 +499,7 @@ static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmd
 	status = (rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP) ? NF_EXIT_OK
 									     : NF_EXIT_MOUNT;
 out_unmount:
+	nf_watch_stop(fs);   /* the workers are gone: no hook runs any more */
 	fuse_session_unmount(se);
 	/* Joined only now: its stat of the mountpoint, if still waiting, is
 	 * answered (ENOTCONN) by the unmount, not by a loop that has stopped;
@@ -510,7 +526,7 @@ static void fs_free(struct nf_fs *fs)
 	free(fs->fds);
 	free(fs->files);
 	free(fs->validation_json);
-	free(fs->files_json);
+	nf_files_doc_free_all(fs);
 	if (fs->a)
 		nf_artifact_close(fs->a);
 	nf_report_free(&fs->report);
@@ -531,6 +547,7 @@ int main(int argc, char **argv)
 	 * the system; glibc's dynamic threshold would move them to the heap
 	 * after the first big free (issue 6: peak RSS at mount). */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	nf_raise_fd_limit();   /* sets with many parts (issue 11) */
 	memset(&fs, 0, sizeof fs);
 	memset(&cmd, 0, sizeof cmd);
 	fs.foreground = true;   /* stderr until daemonized */

@@ -423,15 +423,20 @@ char *nf_uses_json(const struct nf_artifact *a)
 		return a->uses_json ? strdup(a->uses_json) : strdup("[]\n");
 	if (a->json_text)
 		return nf_uses_pretty(a->json_text, p->uses_start, p->uses_end, p->uses_count);
-	/* the text was dropped: the uses array from the entry again */
+	/* the text was dropped: the uses array from the entry again, if the
+	 * entry is still the file it was (nf_file_acquire) */
 	size_t n = p->uses_end - p->uses_start;
 	char *text = malloc(n + 1), *out = NULL;
 	if (!text)
 		return NULL;
-	if (nf_pread_full(p->entry_fd, text, n, NF_ENTRY_HEADER_BYTES + p->uses_start) == 0) {
+	struct nf_artifact *wa = (struct nf_artifact *)a;   /* only the file state changes */
+	int fd = a->nfiles ? nf_file_acquire(wa, 0) : p->entry_fd;
+	if (fd >= 0 && nf_pread_full(fd, text, n, NF_ENTRY_HEADER_BYTES + p->uses_start) == 0) {
 		text[n] = '\0';
 		out = nf_uses_pretty(text, 0, n, p->uses_count);
 	}
+	if (fd >= 0 && a->nfiles)
+		nf_file_release(wa, 0);
 	free(text);
 	if (!out)
 		errno = EIO; /* cut or changed since: not what the model was built from */
@@ -519,6 +524,8 @@ int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opt
 	p->dirfd = -1;
 	p->entry_fd = -1;
 	p->max_json = opts ? opts->max_json : 0;
+	p->lru_head = p->lru_tail = UINT32_MAX;
+	p->open_max = nf_files_default_open_max();
 	if (set_paths(a, entry_path) < 0) {
 		free_artifact(a);
 		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
@@ -611,7 +618,9 @@ int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opt
 	/* The entry is files[0]: already open, its length already checked. */
 	if (a->nfiles > 0 && p->files) {
 		struct nf_file_state *st = &p->files[0];
-		st->fd = p->entry_fd;
+		st->fd = p->entry_fd;   /* never closed by the cache */
+		st->id = p->entry_id;
+		st->id_known = true;
 		if (b.files_ok && a->files[0].file_bytes != b.entry_size) {
 			st->status = NF_FILE_BAD;
 			st->code = "ENTRY_BAD_LENGTH";

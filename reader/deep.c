@@ -67,8 +67,18 @@ static int read_logical(struct deep *d, uint64_t off, uint64_t len, uint8_t *buf
 
 	if (rc == 0)
 		return 0;
-	if (rc != -ERANGE && nf_file_status(d->a, file, NULL) == NF_FILE_PRESENT)
+	const char *reason = NULL;
+	enum nf_file_status st = rc == -ERANGE ? NF_FILE_PRESENT : nf_file_status(d->a, file, &reason);
+	if (rc != -ERANGE && st == NF_FILE_PRESENT)
 		read_failed(d, file, "logical payload offset", off, rc);
+	else if (st == NF_FILE_BAD && reason && !d->read_failed[file] && rc == -EIO &&
+		 strstr(reason, "since it was first opened")) {
+		/* changed during the check (after nf_artifact_check_files) */
+		d->read_failed[file] = true;
+		char where[512];
+		file_where(d->a, file, where, sizeof where);
+		nf_report_add(d->r, NF_SEV_ERROR, NF_SCOPE_FILE, "FILE_CHANGED", where, "%s", reason);
+	}
 	if (failed)
 		*failed = rc == -ERANGE ? UINT32_MAX : file;
 	return -1;
@@ -194,11 +204,12 @@ static void check_header_zeros(struct deep *d, uint32_t file, uint64_t begin, ui
 {
 	if (begin >= end)
 		return;
-	int fd = nf_file_open(d->a, file);
+	int fd = nf_file_acquire(d->a, file);
 	if (fd < 0)
 		return;
 	uint64_t n = end - begin; /* < 4096 */
 	int rc = nf_pread_full(fd, d->buf, n, begin);
+	nf_file_release(d->a, file);
 	if (rc < 0) {
 		read_failed(d, file, "file offset", begin, rc);
 		return;

@@ -84,6 +84,7 @@ int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *
 		return -EINVAL;
 	}
 	*entry_size = (uint64_t)st.st_size;
+	nf_fingerprint_of(&st, &a->priv->entry_id);
 
 	uint8_t h[NF_ENTRY_HEADER_BYTES];
 	if (*entry_size < NF_ENTRY_HEADER_BYTES) {

@@ -12,6 +12,22 @@
 
 #include "reader/artifact.h"
 
+uint64_t nf_raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = rl;
+		/* RLIM_INFINITY is refused for descriptors: fs.nr_open is the
+		 * kernel's real ceiling (1048576 by default) */
+		want.rlim_cur = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl = want;
+	}
+	return (uint64_t)rl.rlim_cur;
+}
+
 int nf_parse_size(const char *s, uint64_t *out)
 {
 	char *end;

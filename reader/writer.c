@@ -937,7 +937,7 @@ static int copy_artifact(struct copier *c, struct nf_artifact *a, uint64_t loff,
 		size_t use = (size_t)ns < 16 ? (size_t)ns : 16;
 		uint64_t got = 0;
 		for (size_t i = 0; i < use; i++) {
-			int fd = nf_file_open(a, segs[i].file);
+			int fd = nf_file_acquire(a, segs[i].file);
 			if (fd < 0) {
 				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
 					      "source file %u (%s) cannot be read: %s", segs[i].file,
@@ -946,6 +946,7 @@ static int copy_artifact(struct copier *c, struct nf_artifact *a, uint64_t loff,
 			}
 			int rc = copy_fd(c, fd, segs[i].file_offset, dst, doff + segs[i].dest_offset,
 					 segs[i].length);
+			nf_file_release(a, segs[i].file);
 			if (rc == -ECANCELED)
 				return rc;
 			if (rc && c->write_failed)
@@ -1113,10 +1114,15 @@ static int validate(struct plan *p, const char *tmppath, const uint8_t id[16],
 					      "the written set fails validation: %s",
 					      f->evidence ? f->evidence : "");
 		}
-		nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "WRITE_VALIDATION", tmppath,
-			      "the reader rejects the written set (%zu error findings)",
+		/* the reader could not do its work (no descriptor, no memory):
+		 * that is this run's failure, not the input's (issue 11) */
+		bool operational = nf_report_count(&vr, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL) > 0;
+		nf_report_add(rep, NF_SEV_ERROR, operational ? NF_SCOPE_OPERATIONAL : NF_SCOPE_DIRECTORY,
+			      "WRITE_VALIDATION", tmppath,
+			      "the reader %s the written set (%zu error findings)",
+			      operational ? "could not check" : "rejects",
 			      nf_report_count(&vr, NF_SEV_ERROR, -1));
-		rc = -EINVAL;
+		rc = operational ? -EIO : -EINVAL;
 		goto out;
 	}
 	/* the reader's model must be the plan, byte for byte */
@@ -1140,9 +1146,9 @@ static int validate(struct plan *p, const char *tmppath, const uint8_t id[16],
 			why = "files table";
 			break;
 		}
-		int fd = nf_file_open(a, (uint32_t)i);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_size != p->files[i].file_bytes)
+		struct nf_file_fingerprint id;
+		if (nf_file_verify(a, (uint32_t)i) != 0 || nf_file_fingerprint(a, (uint32_t)i, &id) != 0 ||
+		    id.size != p->files[i].file_bytes)
 			why = "file length";
 	}
 	/* coverage: every object maps onto segments that add up to its bytes */

@@ -77,6 +77,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	nf_guard_mapped_json(true);
+	nf_raise_fd_limit();   /* sets with many parts (issue 11) */
 	bool json = false, deep = false;
 	struct nf_open_opts oo = {.max_json = NF_DEFAULT_MAX_JSON};
 	int c;

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -329,13 +328,9 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	/* the reader keeps every file of a set open: let sets with many parts
-	 * use the whole hard limit of descriptors */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	/* sets with many parts: the whole hard limit of descriptors for the
+	 * reader's open-file cache (issue 11) */
+	nf_raise_fd_limit();
 	nf_guard_mapped_json(true);   /* reshard parses its input's mapped JSON */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
