@@ -373,6 +373,8 @@ struct ready_arg {
 	struct nf_fs *fs;
 	char *mountpoint;
 	int notify_fd;   /* the waiting parent's pipe, or -1 */
+	unsigned char status;   /* the verdict when it is not "mounted" */
+	bool notified;          /* the parent was told (mounted) */
 };
 
 /* Runs once the loop serves: a stat of the mountpoint proves the mount
@@ -398,11 +400,15 @@ static void *ready_thread(void *p)
 			       "%s mounted on %s with %zu errors and %zu warnings (see validation.json)",
 			       ra->fs->opt.entry, ra->mountpoint, errs, warns);
 	}
-	if (ra->notify_fd >= 0) {
+	/* A failure is told only after the unmount (run_session), so that a
+	 * shell that sees the non-zero status never finds the mount there. */
+	if (status == NF_EXIT_OK && ra->notify_fd >= 0) {
 		if (write(ra->notify_fd, &status, 1) != 1)
 			status = NF_EXIT_MOUNT;
 		close(ra->notify_fd);
+		ra->notified = true;
 	}
+	ra->status = status;
 	if (status != NF_EXIT_OK)
 		kill(getpid(), SIGTERM);
 	return NULL;
@@ -506,6 +512,14 @@ out_unmount:
 	 * and `ra` and the report it reads live until it is done. */
 	if (ready_started)
 		pthread_join(ready, NULL);
+	if (ready_started && ra.status != NF_EXIT_OK)
+		status = ra.status;   /* the mount did not answer: not a clean exit */
+	if (ra.notify_fd >= 0 && !ra.notified) {
+		unsigned char st = ready_started && ra.status != NF_EXIT_OK ? ra.status : NF_EXIT_MOUNT;
+		if (write(ra.notify_fd, &st, 1) != 1)
+			st = NF_EXIT_MOUNT;
+		close(ra.notify_fd);
+	}
 out_se:
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);
