@@ -244,6 +244,13 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 									 : NF_EXIT_ENTRY;
 	}
 	nf_artifact_check_files(fs->a, r);
+	if (nf_report_has_code(r, "FILE_OPEN_LIMIT")) {
+		/* not even one part could get a descriptor: operational (issue 11) */
+		nf_report_print_text(stderr, r, fs->a, entry);
+		fprintf(stderr, "ninferfs: %s: no descriptor left to open its parts: not mounted "
+				"(raise ulimit -n)\n", entry);
+		return NF_EXIT_ENTRY;
+	}
 	if (!fs->a->directory_ok && !fs->opt.lenient) {
 		nf_report_print_text(stderr, r, fs->a, entry);
 		fprintf(stderr, "ninferfs: %s has directory errors: not mounted (-o lenient mounts "

@@ -551,11 +551,16 @@ void nf_artifact_check_files(struct nf_artifact *a, struct nf_report *report)
 {
 	if (!a || !a->priv->files)
 		return;
+	uint32_t limited = 0, last_limited = 0;
 	for (uint32_t i = 1; i < a->nfiles; i++) {
 		int rc = nf_file_acquire(a, i);
 		if (rc >= 0)
 			nf_file_release(a, i);
 		const struct nf_file_state *st = &a->priv->files[i];
+		if (fd_limit_error(-rc) && limited++ > 0) {
+			last_limited = i;   /* one finding for the first, one for the rest */
+			continue;
+		}
 		char *where = NULL;
 		if (asprintf(&where, "files[%u] %s", i, a->files[i].path ? a->files[i].path : "") < 0) {
 			report->oom = true;
@@ -584,4 +589,8 @@ void nf_artifact_check_files(struct nf_artifact *a, struct nf_report *report)
 			      missing ? "; reads that need this part fail" : "");
 		free(where);
 	}
+	if (limited > 1)
+		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "FILE_OPEN_LIMIT", "files",
+			      "%u more parts, up to files[%u], could not be opened either (unchecked)",
+			      limited - 1, last_limited);
 }

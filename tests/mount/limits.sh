@@ -61,6 +61,23 @@ $LIM "$NINFER_CHECK" "$T/many/s.ninfer" > "$T/check.txt" 2>&1 || rc=$?
 [ "$rc" = 0 ] || fail "ninfer-check of $nparts parts under ulimit -n 64: exit $rc: $(grep -v '^$' "$T/check.txt" | head -3)"
 $LIM "$NINFER_CHECK" --deep "$T/many/s.ninfer" > "$T/check.txt" 2>&1 || fail "ninfer-check --deep under ulimit -n 64: $(head -3 "$T/check.txt")"
 ok "ninfer-check, $nparts parts, ulimit -n 64: pass (also --deep)"
+# 5 descriptors: stdio, the entry and its directory, none left for a part:
+# operational (exit 8, FILE_OPEN_LIMIT), never a finding about the files
+rc=0
+prlimit --nofile=5:5 "$NINFER_CHECK" "$T/many/s.ninfer" > "$T/check5.txt" 2>&1 || rc=$?
+[ "$rc" = 8 ] || fail "ninfer-check under ulimit -n 5: exit $rc, want 8: $(head -3 "$T/check5.txt")"
+grep -q 'error   FILE_OPEN_LIMIT  files\[1\] s.ninfer.part-0001: .*Too many open files' "$T/check5.txt" ||
+	fail "no FILE_OPEN_LIMIT: $(head -3 "$T/check5.txt")"
+grep -q 'FILE_UNREADABLE\|FILE_MISSING' "$T/check5.txt" && fail "the descriptor limit blamed on the files"
+grep -q "error   FILE_OPEN_LIMIT  files: $((nparts - 1)) more parts, up to files\[$nparts\], could not be opened" \
+	"$T/check5.txt" || fail "the other parts are not summed up in one finding: $(head -4 "$T/check5.txt")"
+[ "$(grep -c FILE_OPEN_LIMIT "$T/check5.txt")" = 2 ] || fail "FILE_OPEN_LIMIT not 2 findings"
+rc=0
+prlimit --nofile=5:5 "$NINFERFS" "$T/many/s.ninfer" "$T/mnt" -f > "$T/fs5.txt" 2>&1 || rc=$?
+is_mounted "$T/mnt" && { MOUNTS+=("$T/mnt"); fail "mounted under ulimit -n 5"; }
+[ "$rc" = 8 ] || fail "ninferfs under ulimit -n 5: exit $rc, want 8: $(tail -2 "$T/fs5.txt")"
+grep -q 'no descriptor left to open its parts' "$T/fs5.txt" || fail "ninferfs message: $(tail -2 "$T/fs5.txt")"
+ok "ulimit -n 5: ninfer-check and ninferfs exit 8 (FILE_OPEN_LIMIT), no finding blames a file"
 
 PREFIX=$LIM
 mkdir -p "$T/mnt2"
