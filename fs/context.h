@@ -150,9 +150,12 @@ char *nf_stats_json(struct nf_fs *fs);
  * notices; an inotify watch on the entry's directory makes it notice
  * without a read.  Then the kernel's cached pages of every view on that
  * file are dropped (fuse_lowlevel_notify_inval_inode), from a thread of
- * its own, so that a reader does not keep the old bytes.  nf_watch_start
- * after the mount, nf_watch_stop before the session goes. */
+ * its own, so that a reader does not keep the old bytes.  nf_watch_init
+ * before the fork (it resolves the entry's directory), nf_watch_start after
+ * it and the mount (the thread), nf_watch_stop before the session goes and
+ * at exit (also when never started). */
 struct fuse_session;
+int nf_watch_init(struct nf_fs *fs);
 int nf_watch_start(struct nf_fs *fs, struct fuse_session *se);
 void nf_watch_stop(struct nf_fs *fs);
 /* Does file node `idx` show bytes of a file that changed?  (op_open then

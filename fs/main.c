@@ -354,6 +354,8 @@ static int prepare(struct nf_fs *fs)
 	}
 	nf_tree_set_size(&fs->tree, fs->tree.uses_node, fs->uses_bytes);
 	nf_tree_set_size(&fs->tree, fs->tree.st_node, fs->st.size);
+	if (nf_watch_init(fs) < 0)
+		fprintf(stderr, "ninferfs: no watch of changed files: reads still notice them\n");
 	return 0;
 }
 
@@ -502,7 +504,7 @@ static int run_session(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmd
 		fs->foreground = false;
 	}
 	/* after the fork: the thread must live in the daemon */
-	if (nf_watch_start(fs, se) < 0)
+	if (fs->watch && nf_watch_start(fs, se) < 0)
 		nf_log(fs, LOG_WARNING, "no watch of changed files: reads still notice them");
 	if (pthread_create(&ready, NULL, ready_thread, &ra) != 0)
 		goto out_unmount;
@@ -541,6 +543,7 @@ static void fs_free(struct nf_fs *fs)
 		nf_thread_free(pthread_getspecific(fs->thread_key));
 		pthread_key_delete(fs->thread_key);
 	}
+	nf_watch_stop(fs);   /* only when run_session did not (a failed start) */
 	nf_tree_free(&fs->tree);
 	if (fs->has_st)
 		nf_safetensors_free(&fs->st);

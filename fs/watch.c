@@ -58,6 +58,7 @@ struct nf_watch {
 	int inofd;                  /* -1: no inotify */
 	int evfd;                   /* wakes the thread: a change, or stop */
 	atomic_bool stop;
+	bool started;               /* the thread runs (nf_watch_start) */
 	struct watch_name *names;   /* the set's file names, sorted */
 	size_t nnames;
 };
@@ -229,13 +230,12 @@ static void watch_free(struct nf_watch *w)
 	free(w);
 }
 
-int nf_watch_start(struct nf_fs *fs, struct fuse_session *se)
+int nf_watch_init(struct nf_fs *fs)
 {
 	struct nf_watch *w = calloc(1, sizeof *w);
 
 	if (w == NULL)
 		return -ENOMEM;
-	w->se = se;
 	w->inofd = -1;
 	w->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->evfd < 0 || make_names(fs, w) < 0) {
@@ -243,7 +243,8 @@ int nf_watch_start(struct nf_fs *fs, struct fuse_session *se)
 		watch_free(w);
 		return -e;
 	}
-	/* the directory of the entry, as the reader resolves the parts */
+	/* the directory of the entry, as the reader resolves the parts: a
+	 * relative path, so this runs before the daemon's chdir("/") */
 	const char *entry = fs->a->entry_path, *slash = strrchr(entry, '/');
 	char *dir = slash ? (slash == entry ? strdup("/") : strndup(entry, (size_t)(slash - entry)))
 			  : strdup(".");
@@ -261,11 +262,19 @@ int nf_watch_start(struct nf_fs *fs, struct fuse_session *se)
 	}
 	free(dir);
 	fs->watch = w;
-	if (pthread_create(&w->thread, NULL, watch_run, fs) != 0) {
-		fs->watch = NULL;
-		watch_free(w);
+	return 0;
+}
+
+int nf_watch_start(struct nf_fs *fs, struct fuse_session *se)
+{
+	struct nf_watch *w = fs->watch;
+
+	if (w == NULL)
+		return -EINVAL;
+	w->se = se;
+	if (pthread_create(&w->thread, NULL, watch_run, fs) != 0)
 		return -EAGAIN;
-	}
+	w->started = true;
 	nf_files_set_change_hook(fs->a, on_change, fs);
 	/* a change noticed before the hook was set (e.g. by the checks at
 	 * mount) has no pages cached yet: nothing to drop */
@@ -280,10 +289,12 @@ void nf_watch_stop(struct nf_fs *fs)
 	if (w == NULL)
 		return;
 	nf_files_set_change_hook(fs->a, NULL, NULL);
-	atomic_store(&w->stop, true);
-	if (write(w->evfd, &one, sizeof one) < 0)
-		(void)errno;
-	pthread_join(w->thread, NULL);
+	if (w->started) {
+		atomic_store(&w->stop, true);
+		if (write(w->evfd, &one, sizeof one) < 0)
+			(void)errno;
+		pthread_join(w->thread, NULL);
+	}
 	fs->watch = NULL;
 	watch_free(w);
 }

@@ -72,7 +72,8 @@ static int read_logical(struct deep *d, uint64_t off, uint64_t len, uint8_t *buf
 	if (rc != -ERANGE && st == NF_FILE_PRESENT)
 		read_failed(d, file, "logical payload offset", off, rc);
 	else if (st == NF_FILE_BAD && reason && !d->read_failed[file] && rc == -EIO &&
-		 strstr(reason, "since it was first opened")) {
+		 d->a->priv->files[file].code &&
+		 strcmp(d->a->priv->files[file].code, "FILE_CHANGED") == 0) {
 		/* changed during the check (after nf_artifact_check_files) */
 		d->read_failed[file] = true;
 		char where[512];

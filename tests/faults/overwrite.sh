@@ -16,7 +16,10 @@
 #     "bad" with the changed mtime; the daemon log names part-0044 once;
 #  2. on a second mount, only the mtime of part-0010 set back an hour
 #     (touch -d): the same, the reason naming mtime;
-#  3. both daemons keep serving and unmount cleanly.
+#  3. a daemonized mount of a relative entry path (the daemon changes to /):
+#     a reader holding a cached object of part-0044 gets EIO after the part
+#     is touched, within 3 s (the watch is on the right directory);
+#  4. the daemons keep serving and unmount cleanly.
 . "$(dirname "$0")/lib.sh"
 
 d=$(fixture mixed)
@@ -98,3 +101,38 @@ PY
 alive "$DPID" || fail "daemon died"
 unmount "$T/mnt2" "$DPID"
 ok "touch -d on a part (mtime only): EIO for the reads touching it"
+
+d3=$(fixture mixed -rel)
+mkdir -p "$T/mnt3"
+MOUNTS+=("$T/mnt3")
+(cd "$d3" && "$NINFERFS" mixed.ninfer "$T/mnt3" 2>>"$LOG") || fail "daemonized mount of a relative path"
+pid3=$(pgrep -n -f "^$NINFERFS mixed.ninfer $T/mnt3" || true)
+[ -n "$pid3" ] && PIDS+=("$pid3")
+$PY - "$T/mnt3" "$d3" <<'PY' || fail "cached reader, relative entry path, daemonized"
+import errno, os, sys, time
+import faultlib as fl
+mnt, d = sys.argv[1], sys.argv[2]
+m = fl.manifest(d)
+f3 = [f for f in m["files"] if f["index"] == 44][0]
+lo, hi = f3["logical_start"], f3["logical_start"] + f3["payload_bytes"]
+obj = [o for o in m["objects"] if lo <= o["offset"] and o["offset"] + o["bytes"] <= hi][0]
+path = os.path.join(mnt, "objects", fl.esc(obj["id"]))
+want = fl.expect(d, obj["expect_bytes"])
+fd = os.open(path, os.O_RDONLY)
+assert os.pread(fd, len(want) + 1, 0) == want
+os.utime(os.path.join(d, "mixed.ninfer.part-0044"), (time.time(), time.time() - 60))
+t0 = time.time()
+while True:
+    try:
+        assert os.pread(fd, len(want) + 1, 0) == want
+    except OSError as e:
+        assert e.errno == errno.EIO, e
+        break
+    if time.time() - t0 > 3:
+        sys.exit("%s still served 3 s after the touch: the watch missed it" % obj["id"])
+    time.sleep(0.005)
+print("%s: EIO %.1f ms after the touch" % (obj["id"], (time.time() - t0) * 1e3))
+PY
+fusermount3 -u "$T/mnt3" || fail "unmount mnt3"
+wait_unmounted "$T/mnt3" 5 || fail "still mounted: $T/mnt3"
+ok "daemonized, relative entry path: the watch sees the part change"
