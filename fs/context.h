@@ -38,6 +38,8 @@ struct nf_options {
 	char *mountpoint;
 	char *decoded_dtype;
 	enum nf_dtype dtype;
+	char *max_json;          /* -o max_json=BYTES (issue 11) */
+	uint64_t max_json_bytes;
 	int lenient;
 	unsigned uring_depth;
 	unsigned threads;
@@ -52,6 +54,15 @@ struct nf_options {
 struct nf_file_counters {
 	atomic_uint_fast64_t reads, bytes, errors;
 	atomic_bool logged;      /* the first error on this file was logged */
+	atomic_bool changed;     /* found changed while mounted (watch.c) */
+	atomic_bool inval_due;   /* ... and the kernel's pages of the views on it
+				    are still to be dropped */
+};
+
+/* A file a read holds (nf_file_acquire) until its ios are done. */
+struct nf_held {
+	uint32_t file;
+	int fd;
 };
 
 /* Per-thread read state (pthread key), created on the first read. */
@@ -64,6 +75,8 @@ struct nf_thread {
 	struct nf_io *ios;
 	uint32_t *io_piece;      /* which request each io belongs to (unused: 0) */
 	size_t iocap;
+	struct nf_held *held;    /* the files the current read holds */
+	size_t nheld, heldcap;
 	struct nf_ring_stats last;
 };
 
@@ -82,12 +95,21 @@ struct nf_fs {
 	struct nf_artifact *a;
 	struct nf_report report;
 	char *validation_json;
-	char *files_json;
 	uint64_t uses_bytes;            /* uses.json, when a->uses_json is NULL */
 	struct nf_tree tree;
 	struct nf_safetensors st;       /* decoded/model.safetensors */
 	bool has_st;
-	int *fds;                       /* per file: fd or -1 (missing/bad) */
+	/* Descriptors (issue 11).  When every part fits the reader's open-file
+	 * cache, all files are acquired at mount and held until unmount, and
+	 * the rings register them once (fixed files: fds[i], or -1 when missing
+	 * or bad).  Otherwise fds[] is all -1 and the rings are plain: each read
+	 * acquires the files it needs and sets their slots for its own I/O. */
+	int *fds;
+	bool fixed_files;
+	struct nf_watch *watch;         /* changed files: inotify and page-cache drops */
+	struct nf_files_docs *files_docs; /* files.json, rebuilt when a status changes */
+	atomic_bool limit_logged;       /* a descriptor limit hit by a read was logged */
+	atomic_uint nchanged;           /* files found changed while mounted */
 	struct nf_file_counters *files;
 	struct timespec mtime;          /* the entry's mtime: every node's times */
 	uint64_t set_bytes;             /* sum of the files' lengths (statfs) */
@@ -150,6 +172,35 @@ void nf_uses_release(struct nf_fs *fs);
 int nf_snap_open(struct nf_fs *fs, struct nf_snap **out);
 void nf_snap_close(struct nf_fs *fs, struct nf_snap *s);
 void nf_handles_free(struct nf_fs *fs);
+/* watch.c: files of the set that change while mounted (contract §5, issue
+ * 11).  The reader marks a changed file bad when a read (or files.json)
+ * notices; an inotify watch on the entry's directory makes it notice
+ * without a read.  Then the kernel's cached pages of every view on that
+ * file are dropped (fuse_lowlevel_notify_inval_inode), from a thread of
+ * its own, so that a reader does not keep the old bytes.  nf_watch_init
+ * before the fork (it resolves the entry's directory), nf_watch_start after
+ * it and the mount (the thread), nf_watch_stop before the session goes and
+ * at exit (also when never started). */
+struct fuse_session;
+int nf_watch_init(struct nf_fs *fs);
+int nf_watch_start(struct nf_fs *fs, struct fuse_session *se);
+void nf_watch_stop(struct nf_fs *fs);
+/* Does file node `idx` show bytes of a file that changed?  (op_open then
+ * drops the inode's cached pages.) */
+bool nf_node_touches_changed(struct nf_fs *fs, uint32_t idx);
+
+/* files_doc.c: files.json, one shared copy per state of the files (not
+ * one per open: issue 11 item 4's rule), rebuilt when a file's status
+ * changed; every open first compares the files with their fingerprints.
+ * nf_files_doc_open returns a reference (the text and its length), which
+ * nf_files_doc_close drops; NULL on OOM. */
+struct nf_files_doc;
+int nf_files_doc_init(struct nf_fs *fs);
+struct nf_files_doc *nf_files_doc_open(struct nf_fs *fs, const char **text, size_t *len);
+void nf_files_doc_close(struct nf_fs *fs, struct nf_files_doc *d);
+/* The text of an open reference (d may be NULL: ""). */
+const char *nf_files_doc_text(const struct nf_files_doc *d, size_t *len);
+void nf_files_doc_free_all(struct nf_fs *fs);
 
 /* xattr.c */
 struct fuse_req;

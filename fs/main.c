@@ -34,6 +34,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_FSNAME, KEY_SUBTYPE, KEY_NUMBER };
 
 static const struct fuse_opt opt_spec[] = {
 	NF_OPT("decoded_dtype=%s", decoded_dtype, 0),
+	NF_OPT("max_json=%s", max_json, 0),
 	NF_OPT("lenient", lenient, 1),
 	/* numbers are parsed by number_opt(), not by fuse_opt's %u/%o, which
 	 * wrap silently (uid=4294967296 was uid 0) and take 0o22 as 0 */
@@ -69,6 +70,7 @@ static void usage(FILE *out, const char *prog)
 		"ninferfs options:\n"
 		"    -o decoded_dtype=f32|bf16|f16  element type of decoded/ views (f32)\n"
 		"    -o lenient             mount even with directory errors\n"
+		"    -o max_json=BYTES      refuse a larger JSON directory (4G; K, M, G, T)\n"
 		"    -o uring_depth=N       io_uring entries per worker thread, 1-4096 (%u)\n"
 		"    -o threads=N           FUSE worker threads, 1-1024 (%u)\n"
 		"    -o uid=N,gid=N         owner of every file, 0-4294967294 (the caller's)\n"
@@ -222,6 +224,13 @@ static int check_options(struct nf_options *o, const char *prog)
 			o->decoded_dtype);
 		return -1;
 	}
+	o->max_json_bytes = NF_DEFAULT_MAX_JSON;
+	if (o->max_json && (nf_parse_size(o->max_json, &o->max_json_bytes) != 0 ||
+			    o->max_json_bytes == 0)) {
+		fprintf(stderr, "%s: max_json must be a positive size (e.g. 4G), not '%s'\n", prog,
+			o->max_json);
+		return -1;
+	}
 	/* 0: not given (number_opt() refuses a 0) */
 	if (o->uring_depth == 0)
 		o->uring_depth = NF_DEFAULT_URING_DEPTH;
@@ -285,7 +294,8 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 
 	/* uses.json is made on open (nf_uses_json), not kept: for a large set
 	 * it is the largest text of the model after the JSON itself */
-	rc = nf_artifact_open_flags(entry, NF_OPEN_LAZY_USES_JSON, r, &fs->a);
+	struct nf_open_opts oo = {.flags = NF_OPEN_LAZY_USES_JSON, .max_json = fs->opt.max_json_bytes};
+	rc = nf_artifact_open_opts(entry, &oo, r, &fs->a);
 	if (rc < 0 || fs->a == NULL) {
 		size_t dir_errors = nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY);
 		struct stat st;
@@ -308,6 +318,13 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 		return NF_EXIT_ENTRY;
 	}
 	nf_artifact_check_files(fs->a, r);
+	if (nf_report_has_code(r, "FILE_OPEN_LIMIT")) {
+		/* not even one part could get a descriptor: operational (issue 11) */
+		nf_report_print_text(stderr, r, fs->a, entry);
+		fprintf(stderr, "ninferfs: %s: no descriptor left to open its parts: not mounted "
+				"(raise ulimit -n)\n", entry);
+		return NF_EXIT_ENTRY;
+	}
 	if (!fs->a->directory_ok && !fs->opt.lenient) {
 		size_t dir_errors = nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY);
 
@@ -319,8 +336,7 @@ static int open_artifact(struct nf_fs *fs, int argc, char **argv)
 	if (r->count > 0)
 		nf_report_print_text(stderr, r, fs->a, entry);
 	fs->validation_json = nf_report_to_json(r, fs->a, entry, "ninferfs", argc, argv);
-	fs->files_json = nf_files_json(fs->a);
-	if (fs->validation_json == NULL || fs->files_json == NULL) {
+	if (fs->validation_json == NULL || nf_files_doc_init(fs) < 0) {
 		fprintf(stderr, "ninferfs: out of memory\n");
 		return NF_EXIT_ENTRY;
 	}
@@ -362,11 +378,25 @@ static int prepare(struct nf_fs *fs)
 	fs->files = calloc(fs->a->nfiles, sizeof *fs->files);
 	if (fs->fds == NULL || fs->files == NULL)
 		return -ENOMEM;
+	/* Fixed files when the reader's open-file cache holds every part:
+	 * each file is acquired now and held until unmount, so its descriptor
+	 * never changes and the rings register it once.  Otherwise the rings
+	 * take plain descriptors that each read acquires (readpath.c). */
+	struct nf_files_stats fst;
+	nf_files_stats(fs->a, &fst);
+	fs->fixed_files = fs->a->nfiles <= 1 || fs->a->nfiles - 1 <= fst.open_max;
 	for (uint32_t i = 0; i < fs->a->nfiles; i++) {
-		int fd = nf_file_open(fs->a, i);
+		int fd = fs->fixed_files ? nf_file_acquire(fs->a, i) : -1;
+		if (fd == -EMFILE || fd == -ENFILE)
+			fs->fixed_files = false;   /* let go of them all below */
 		fs->fds[i] = fd >= 0 ? fd : -1;
 		if (__builtin_add_overflow(fs->set_bytes, fs->a->files[i].file_bytes, &fs->set_bytes))
 			fs->set_bytes = UINT64_MAX;
+	}
+	for (uint32_t i = 0; !fs->fixed_files && i < fs->a->nfiles; i++) {
+		if (fs->fds[i] >= 0)
+			nf_file_release(fs->a, i);
+		fs->fds[i] = -1;
 	}
 	if (stat(fs->opt.entry, &st) == 0)
 		fs->mtime = st.st_mtim;
@@ -381,7 +411,6 @@ static int prepare(struct nf_fs *fs)
 	if (!threaded)
 		sizes_run(&job);
 	struct nf_tree_docs docs = {.validation_json = fs->validation_json,
-				    .files_json = fs->files_json,
 				    .dtype = fs->opt.dtype,
 				    .safetensors = true};
 	rc = nf_tree_build(&fs->tree, fs->a, &docs, err, sizeof err);
@@ -406,6 +435,8 @@ static int prepare(struct nf_fs *fs)
 	}
 	nf_tree_set_size(&fs->tree, fs->tree.uses_node, fs->uses_bytes);
 	nf_tree_set_size(&fs->tree, fs->tree.st_node, fs->st.size);
+	if (nf_watch_init(fs) < 0)
+		fprintf(stderr, "ninferfs: no watch of changed files: reads still notice them\n");
 	return 0;
 }
 
@@ -432,6 +463,8 @@ struct ready_arg {
 	struct nf_fs *fs;
 	char *mountpoint;
 	int notify_fd;   /* the waiting parent's pipe, or -1 */
+	unsigned char status;   /* the verdict when it is not "mounted" */
+	bool notified;          /* the parent was told (mounted) */
 };
 
 /* Runs once the loop serves: a stat of the mountpoint proves the mount
@@ -457,11 +490,15 @@ static void *ready_thread(void *p)
 			       "%s mounted on %s with %zu errors and %zu warnings (see validation.json)",
 			       ra->fs->opt.entry, ra->mountpoint, errs, warns);
 	}
-	if (ra->notify_fd >= 0) {
+	/* A failure is told only after the unmount (run_session), so that a
+	 * shell that sees the non-zero status never finds the mount there. */
+	if (status == NF_EXIT_OK && ra->notify_fd >= 0) {
 		if (write(ra->notify_fd, &status, 1) != 1)
 			status = NF_EXIT_MOUNT;
 		close(ra->notify_fd);
+		ra->notified = true;
 	}
+	ra->status = status;
 	if (status != NF_EXIT_OK)
 		kill(getpid(), SIGTERM);
 	return NULL;
@@ -544,6 +581,9 @@ static int run_session(struct nf_fs *fs, struct fuse_session *se, struct fuse_cm
 			goto out_unmount;
 		fs->foreground = false;
 	}
+	/* after the fork: the thread must live in the daemon */
+	if (fs->watch && nf_watch_start(fs, se) < 0)
+		nf_log(fs, LOG_WARNING, "no watch of changed files: reads still notice them");
 	if (pthread_create(&ready, NULL, ready_thread, &ra) != 0)
 		goto out_unmount;
 	ready_started = true;
@@ -552,12 +592,21 @@ static int run_session(struct nf_fs *fs, struct fuse_session *se, struct fuse_cm
 	status = (rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP) ? NF_EXIT_OK
 									     : NF_EXIT_MOUNT;
 out_unmount:
+	nf_watch_stop(fs);   /* the workers are gone: no hook runs any more */
 	fuse_session_unmount(se);
 	/* Joined only now: its stat of the mountpoint, if still waiting, is
 	 * answered (ENOTCONN) by the unmount, not by a loop that has stopped;
 	 * and `ra` and the report it reads live until it is done. */
 	if (ready_started)
 		pthread_join(ready, NULL);
+	if (ready_started && ra.status != NF_EXIT_OK)
+		status = ra.status;   /* the mount did not answer: not a clean exit */
+	if (ra.notify_fd >= 0 && !ra.notified) {
+		unsigned char st = ready_started && ra.status != NF_EXIT_OK ? ra.status : NF_EXIT_MOUNT;
+		if (write(ra.notify_fd, &st, 1) != 1)
+			st = NF_EXIT_MOUNT;
+		close(ra.notify_fd);
+	}
 out_se:
 	fuse_remove_signal_handlers(se);
 out:
@@ -573,18 +622,20 @@ static void fs_free(struct nf_fs *fs)
 	}
 	/* open files the kernel never released (a signal ended the session) */
 	nf_handles_free(fs);
+	nf_watch_stop(fs);   /* only when run_session did not (a failed start) */
 	nf_tree_free(&fs->tree);
 	if (fs->has_st)
 		nf_safetensors_free(&fs->st);
 	free(fs->fds);
 	free(fs->files);
 	free(fs->validation_json);
-	free(fs->files_json);
+	nf_files_doc_free_all(fs);
 	if (fs->a)
 		nf_artifact_close(fs->a);
 	nf_report_free(&fs->report);
 	free(fs->opt.entry);
 	free(fs->opt.decoded_dtype);
+	free(fs->opt.max_json);
 }
 
 int main(int argc, char **argv)
@@ -600,6 +651,7 @@ int main(int argc, char **argv)
 	 * the system; glibc's dynamic threshold would move them to the heap
 	 * after the first big free (issue 6: peak RSS at mount). */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	nf_raise_fd_limit();   /* sets with many parts (issue 11) */
 	memset(&fs, 0, sizeof fs);
 	memset(&cmd, 0, sizeof cmd);
 	fs.foreground = true;   /* stderr until daemonized */
@@ -610,8 +662,10 @@ int main(int argc, char **argv)
 		status = NF_EXIT_OK;
 		goto out;
 	}
+	nf_guard_mapped_json(true);   /* until open_artifact() drops the mapped JSON */
 	if ((status = open_artifact(&fs, argc, argv)) != 0)
 		goto out;
+	nf_guard_mapped_json(false);
 	status = NF_EXIT_ENTRY;
 	if ((status = prepare(&fs)) < 0) {
 		status = status == -EEXIST ? NF_EXIT_DIRECTORY : NF_EXIT_ENTRY;

@@ -44,7 +44,7 @@ static void fill_stat(const struct nf_fs *fs, uint32_t idx, struct stat *st)
 	}
 	st->st_mode = S_IFREG | (0444 & ~fs->umask);
 	st->st_nlink = 1;
-	st->st_size = n->kind == NF_VIEW_STATS ? 0 : (off_t)n->size;
+	st->st_size = n->kind == NF_VIEW_STATS || n->kind == NF_VIEW_FILES ? 0 : (off_t)n->size;
 	st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
 }
 
@@ -207,6 +207,8 @@ static void release_handle(struct nf_fs *fs, const struct nf_node *node,
 		nf_snap_close(fs, (struct nf_snap *)(uintptr_t)fi->fh);
 	else if (node->kind == NF_VIEW_USES)
 		nf_uses_release(fs);
+	else if (node->kind == NF_VIEW_FILES)
+		nf_files_doc_close(fs, (struct nf_files_doc *)(uintptr_t)fi->fh);
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -236,9 +238,19 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (rc < 0) /* EIO: the entry was cut since the mount */
 			return (void)fuse_reply_err(req, -rc);
 		fi->fh = (uint64_t)(uintptr_t)doc;
-		fi->keep_cache = 1;
+		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
+	} else if (node->kind == NF_VIEW_FILES) {
+		const char *text;
+		size_t len;
+		struct nf_files_doc *d = nf_files_doc_open(fs, &text, &len);
+		if (d == NULL)
+			return (void)fuse_reply_err(req, ENOMEM);
+		fi->fh = (uint64_t)(uintptr_t)d;
+		fi->direct_io = 1;   /* its length is known only now: st_size stays 0 */
 	} else {
-		fi->keep_cache = 1; /* the artifact never changes while mounted */
+		/* The kernel keeps the pages of an unchanged view; a view on a
+		 * file that changed while mounted starts afresh (issue 11). */
+		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
 	}
 	if (fuse_reply_open(req, fi) != 0)
 		release_handle(fs, node, fi);
@@ -342,6 +354,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	case NF_VIEW_USES:
 		return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
 				     fi->fh ? (size_t)v->size : 0, size, off);
+	case NF_VIEW_FILES: {
+		size_t len;
+		const char *text = nf_files_doc_text((struct nf_files_doc *)(uintptr_t)fi->fh, &len);
+		return read_snapshot(req, fs, text, len, size, off);
+	}
 	case NF_VIEW_PIECES:
 	case NF_VIEW_DECODED:
 	case NF_VIEW_SAFETENSORS:

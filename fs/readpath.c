@@ -4,7 +4,13 @@
  * it touches; zero pieces are filled in memory, payload pieces go through
  * nf_range_map() (the only code that knows how files join) and every
  * resulting segment is read by the thread's ring straight into the reply
- * buffer, all segments submitted together. */
+ * buffer, all segments submitted together.
+ *
+ * Every file a read needs is acquired from the reader first (issue 11):
+ * that checks it is still the file first opened (contract §5: a part
+ * changed or removed fails the reads that need it) and, when the set has
+ * more parts than the open-file cache holds, keeps its descriptor open
+ * until the read is done. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -26,7 +32,10 @@ struct nf_thread *nf_thread_get(struct nf_fs *fs)
 	th = calloc(1, sizeof *th);
 	if (th == NULL)
 		return NULL;
-	rc = nf_ring_new(&th->ring, fs->opt.uring_depth, fs->fds, fs->a->nfiles);
+	/* fixed files when every part stays open (fs->fds); otherwise each read
+	 * sets the slots of the files it holds (see run_ios) */
+	rc = fs->fixed_files ? nf_ring_new(&th->ring, fs->opt.uring_depth, fs->fds, fs->a->nfiles)
+			     : nf_ring_new_plain(&th->ring, fs->opt.uring_depth, fs->a->nfiles);
 	if (rc < 0) {
 		nf_log(fs, LOG_WARNING, "io_uring unavailable (%s): reading with pread", strerror(-rc));
 		th->ring = NULL;
@@ -48,6 +57,7 @@ void nf_thread_free(void *p)
 	free(th->buf);
 	free(th->segs);
 	free(th->ios);
+	free(th->held);
 	free(th);
 }
 
@@ -111,14 +121,51 @@ static int queue_span(struct nf_fs *fs, struct nf_thread *th, uint64_t logical, 
 	return 0;
 }
 
+/* The descriptor of a file this read holds, or -1. */
+static int held_fd(const struct nf_thread *th, uint32_t f)
+{
+	for (size_t k = 0; k < th->nheld; k++)
+		if (th->held[k].file == f)
+			return th->held[k].fd;
+	return -1;
+}
+
+/* Acquire file f for this read (once per read): its fd, or -errno. */
+static int hold(struct nf_fs *fs, struct nf_thread *th, uint32_t f)
+{
+	int fd = held_fd(th, f);
+
+	if (fd >= 0)
+		return fd;
+	if (grow((void **)&th->held, &th->heldcap, th->nheld + 1, sizeof *th->held) < 0)
+		return -ENOMEM;
+	fd = nf_file_acquire(fs->a, f);
+	if (fd < 0)
+		return fd;
+	if (!fs->fixed_files && th->ring)
+		nf_ring_set_fd(th->ring, f, fd);   /* a plain ring: no system call */
+	th->held[th->nheld++] = (struct nf_held){f, fd};
+	return fd;
+}
+
+static void release_held(struct nf_fs *fs, struct nf_thread *th)
+{
+	for (size_t k = 0; k < th->nheld; k++) {
+		if (!fs->fixed_files && th->ring)
+			nf_ring_set_fd(th->ring, th->held[k].file, -1);
+		nf_file_release(fs->a, th->held[k].file);
+	}
+	th->nheld = 0;
+}
+
 /* Without a ring (io_uring refused): plain pread, same rules. */
-static int read_sync(struct nf_fs *fs, struct nf_io *ios, size_t n)
+static int read_sync(struct nf_thread *th, struct nf_io *ios, size_t n)
 {
 	int first = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t done = 0;
-		int fd = ios[i].file < fs->a->nfiles ? fs->fds[ios[i].file] : -1;
+		int fd = held_fd(th, ios[i].file);
 
 		ios[i].result = fd < 0 ? -EBADF : 0;
 		while (fd >= 0 && done < ios[i].length) {
@@ -167,45 +214,71 @@ static void account(struct nf_fs *fs, const struct nf_io *ios, size_t n)
 			continue;
 		}
 		atomic_fetch_add(&c->errors, 1);
+		const char *path = fs->a->files[f].path ? fs->a->files[f].path : fs->a->entry_name;
+		if (ios[i].result == -EMFILE || ios[i].result == -ENFILE) {
+			/* a limit of this run, not of the file: logged once a mount */
+			if (!atomic_exchange(&fs->limit_logged, true))
+				nf_log(fs, LOG_ERR, "cannot open %s (files[%u]) now: %s, every descriptor "
+				       "is held by reads in flight; that read fails with EIO (raise "
+				       "ulimit -n)", path, f, strerror(-ios[i].result));
+			continue;
+		}
 		if (!atomic_exchange(&c->logged, true)) {
-			const char *path = fs->a->files[f].path ? fs->a->files[f].path
-								: fs->a->entry_name;
-			nf_log(fs, LOG_ERR, "cannot read %s (files[%u]): %s; reads touching it fail with EIO",
-			       path, f, ios[i].result == -EBADF ? "file missing or bad"
-								: strerror(-ios[i].result));
+			const char *reason = NULL;
+			if (nf_file_status(fs->a, f, &reason) == NF_FILE_BAD && reason)
+				nf_log(fs, LOG_ERR, "cannot read files[%u]: %s; reads touching it fail "
+				       "with EIO", f, reason);
+			else
+				nf_log(fs, LOG_ERR, "cannot read %s (files[%u]): %s; reads touching it "
+				       "fail with EIO", path, f,
+				       ios[i].result == -EBADF || ios[i].result == -ENOENT
+					       ? "file missing or bad" : strerror(-ios[i].result));
 		}
 	}
 }
 
-/* Contract §5: a part truncated or removed while mounted fails the reads
- * that touch it.  Truncation shows as a short read; removal (unlink, or a
- * rename over the name) would not show at all, since the descriptor opened
- * at mount keeps the old inode alive, so its link count is checked. */
-static bool file_removed(const struct nf_fs *fs, uint32_t f)
+/* Issue ios [from, to) with the files held, count and log them, and let
+ * the files go.  0 or -EIO. */
+static int run_batch(struct nf_fs *fs, struct nf_thread *th, size_t from, size_t to)
 {
-	struct stat st;
+	struct nf_io *ios = th->ios + from;
+	size_t n = to - from;
+	int rc = n == 0 ? 0 : th->ring ? nf_ring_read(th->ring, ios, n) : read_sync(th, ios, n);
 
-	return f < fs->a->nfiles && fs->fds[f] >= 0 && fstat(fs->fds[f], &st) == 0 &&
-	       st.st_nlink == 0;
+	add_ring_stats(fs, th);
+	account(fs, ios, n);
+	release_held(fs, th);
+	return rc < 0 ? -EIO : 0;
 }
 
 /* Run the ios queued in th->ios: the one place reads are issued, counted
- * and logged.  Returns 0 or -EIO. */
+ * and logged.  Contract §5: a file truncated, overwritten, touched or
+ * removed while mounted fails the reads that touch it: nf_file_acquire
+ * compares it with the identity it had when first opened (a removal would
+ * not show otherwise: the descriptor keeps the old inode alive).  When
+ * every descriptor the process may have is held (EMFILE with files of this
+ * read held), the ios queued so far are done first.  Returns 0 or -EIO. */
 static int run_ios(struct nf_fs *fs, struct nf_thread *th, size_t nios)
 {
+	size_t from = 0;
+
 	for (size_t i = 0; i < nios; i++) {
-		if ((i == 0 || th->ios[i].file != th->ios[i - 1].file) &&
-		    file_removed(fs, th->ios[i].file)) {
-			th->ios[i].result = -ENOENT;
+		int fd = hold(fs, th, th->ios[i].file);
+
+		if ((fd == -EMFILE || fd == -ENFILE) && th->nheld > 0) {
+			if (run_batch(fs, th, from, i) < 0)
+				return -EIO;
+			from = i;
+			fd = hold(fs, th, th->ios[i].file);
+		}
+		if (fd < 0) {
+			th->ios[i].result = fd;
 			account(fs, &th->ios[i], 1);
+			release_held(fs, th);
 			return -EIO;
 		}
 	}
-	int rc = th->ring ? nf_ring_read(th->ring, th->ios, nios) : read_sync(fs, th->ios, nios);
-
-	add_ring_stats(fs, th);
-	account(fs, th->ios, nios);
-	return rc < 0 ? -EIO : 0;
+	return run_batch(fs, th, from, nios);
 }
 
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,

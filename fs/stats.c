@@ -41,6 +41,17 @@ char *nf_stats_json(struct nf_fs *fs)
 			"uring_sqes", (json_int_t)atomic_load(&fs->sqes),
 			"short_reads", (json_int_t)atomic_load(&fs->short_reads),
 			"files", files);
+	/* the open-file cache of the parts (issue 11) */
+	struct nf_files_stats fst;
+	nf_files_stats(fs->a, &fst);
+	if (doc)
+		json_object_set_new(doc, "descriptors",
+				    json_pack("{s:b,s:I,s:I,s:I,s:I,s:I}", "fixed_files", fs->fixed_files,
+					      "open", (json_int_t)fst.open, "open_max",
+					      (json_int_t)fst.open_max, "evictions",
+					      (json_int_t)fst.evictions, "reopens",
+					      (json_int_t)fst.reopens, "changed_files",
+					      (json_int_t)fst.changes));
 	if (doc)
 		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(doc);

@@ -506,8 +506,12 @@ static int add_top(struct builder *b, const struct nf_artifact *a, const struct 
 	rc = file_add(b, 0, "artifact.json", 13, NF_ROLE_DOCUMENT, &v);
 	if (rc >= 0)
 		rc = doc_add(b, 0, "validation.json", d->validation_json);
-	if (rc >= 0)
-		rc = doc_add(b, 0, "files.json", d->files_json);
+	if (rc >= 0) {
+		/* the files' status may change while mounted (issue 11) */
+		memset(&v, 0, sizeof v);
+		v.kind = NF_VIEW_FILES;
+		rc = file_add(b, 0, "files.json", 10, NF_ROLE_DOCUMENT, &v);
+	}
 	if (rc >= 0 && a->uses_json) {
 		rc = doc_add(b, 0, "uses.json", a->uses_json);
 	} else if (rc >= 0) {

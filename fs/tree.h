@@ -83,7 +83,6 @@ struct nf_tree {
  * outlive the tree.  Returns 0 or -errno (then `err` says why). */
 struct nf_tree_docs {
 	const char *validation_json;
-	const char *files_json;
 	enum nf_dtype dtype;                 /* decoded_dtype */
 	bool safetensors;                    /* decoded/model.safetensors is there */
 };

@@ -16,7 +16,9 @@
  *   USES    uses.json when the reader left it to nf_uses_json() (large
  *           sets): made at the first open() into one copy all opens share
  *           (fs/handles.c), the same bytes every time, so st_size (counted
- *           once at mount) stays exact.
+ *           once at mount) stays exact;
+ *   FILES   files.json: the files' status now, a shared document taken at
+ *           open() (fs/files_doc.c; direct I/O, st_size 0 like STATS).
  * Adding a kind: add the enum value and the fields it needs to struct
  * nf_view, a builder that fills `size` (views.c, called from tree.c where
  * the files are placed), and a case in op_read (ops.c) that calls its read
@@ -42,6 +44,7 @@ enum nf_view_kind {
 	NF_VIEW_USES,         /* uses.json made at the first open() into one
 				 shared copy (fs/handles.c); `size` counted at mount */
 	NF_VIEW_ENTRY,        /* entry file bytes [file_offset, file_offset + size) */
+	NF_VIEW_FILES,        /* files.json, taken at open() (fs/files_doc.c) */
 };
 
 #define NF_PIECE_ZERO UINT64_MAX

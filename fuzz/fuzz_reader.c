@@ -13,7 +13,7 @@
  * nf_report_to_json, nf_report_print_text (to /dev/null), nf_files_json,
  * nf_object_find/nf_binding_find of every record, and per object the range
  * map of its bytes (segments contiguous, each inside its file's payload) and
- * a pread of every segment through nf_file_open; nf_artifact_close.
+ * a pread of every segment through nf_file_acquire; nf_artifact_close.
  * ASan/UBSan and the leak checker catch the rest. */
 #include <errno.h>
 #include <fcntl.h>
@@ -123,13 +123,15 @@ static void exercise(struct nf_artifact *a, struct nf_report *rep, const char *e
 				   s->length <= f->payload_bytes - (s->file_offset - f->data_offset),
 				   "object %u segment %zd outside file %u", i, k, s->file);
 			dest += s->length;
-			int fd = nf_file_open(a, s->file);
+			int fd = nf_file_acquire(a, s->file);
 			if (fd >= 0 && s->length <= (1u << 20)) {
 				uint8_t *buf = malloc(s->length);
 				if (buf && pread(fd, buf, s->length, (off_t)s->file_offset) < 0)
 					(void)errno;
 				free(buf);
 			}
+			if (fd >= 0)
+				nf_file_release(a, s->file);
 		}
 		if (n <= MAX_FILES + 2)
 			FUZZ_CHECK(dest == o->bytes, "object %u segments cover %llu of %llu bytes", i,

@@ -79,6 +79,40 @@ int nf_ring_new(struct nf_ring **out, unsigned depth, const int *fds, unsigned n
 	return 0;
 }
 
+int nf_ring_new_plain(struct nf_ring **out, unsigned depth, unsigned nfds)
+{
+	int *holes = calloc(nfds ? nfds : 1, sizeof *holes);
+	int rc;
+
+	*out = NULL;
+	if (holes == NULL)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nfds; i++)
+		holes[i] = -1;
+	rc = nf_ring_new(out, depth, holes, 0);   /* nfds 0: nothing registered */
+	if (rc == 0) {
+		free((*out)->fds);
+		(*out)->fds = holes;
+		(*out)->nfds = nfds;
+		holes = NULL;
+	}
+	free(holes);
+	return rc;
+}
+
+int nf_ring_set_fd(struct nf_ring *r, unsigned i, int fd)
+{
+	if (r == NULL || i >= r->nfds)
+		return -EINVAL;
+	if (r->registered && r->fds[i] != fd) {
+		int rc = io_uring_register_files_update(&r->ring, i, &fd, 1);
+		if (rc < 0)
+			return rc;
+	}
+	r->fds[i] = fd;
+	return 0;
+}
+
 void nf_ring_free(struct nf_ring *r)
 {
 	if (r == NULL)

@@ -18,6 +18,15 @@ struct nf_ring;
 /* Create a ring of `depth` entries and register `nfds` files (an fd of -1
  * is a hole: reads of it fail with -EBADF). */
 int nf_ring_new(struct nf_ring **out, unsigned depth, const int *fds, unsigned nfds);
+/* A ring for `nfds` files that are not registered: every slot starts as a
+ * hole, and the caller puts a descriptor in a slot (nf_ring_set_fd) for as
+ * long as it guarantees the descriptor stays open — for files a bounded
+ * open-file cache may close between reads. */
+int nf_ring_new_plain(struct nf_ring **out, unsigned depth, unsigned nfds);
+/* Slot i now reads through `fd` (-1: a hole).  A registered ring updates
+ * the kernel's table (io_uring_register_files_update, one system call);
+ * a plain one only its own.  0 or -errno. */
+int nf_ring_set_fd(struct nf_ring *r, unsigned i, int fd);
 void nf_ring_free(struct nf_ring *r);
 
 /* Read every segment fully.  Returns 0 when all succeeded, else the first

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "reader/internal.h"
@@ -406,6 +407,8 @@ static void free_artifact(struct nf_artifact *a)
 		free(p->entry_dir);
 		free(p->uses_json);
 		free(p->json_text);
+		if (p->json_map)
+			munmap(p->json_map, p->json_map_len);
 		pthread_mutex_destroy(&p->lock);
 		nf_arena_free(&p->arena);
 		free(p);
@@ -420,15 +423,20 @@ char *nf_uses_json(const struct nf_artifact *a)
 		return a->uses_json ? strdup(a->uses_json) : strdup("[]\n");
 	if (a->json_text)
 		return nf_uses_pretty(a->json_text, p->uses_start, p->uses_end, p->uses_count);
-	/* the text was dropped: the uses array from the entry again */
+	/* the text was dropped: the uses array from the entry again, if the
+	 * entry is still the file it was (nf_file_acquire) */
 	size_t n = p->uses_end - p->uses_start;
 	char *text = malloc(n + 1), *out = NULL;
 	if (!text)
 		return NULL;
-	if (nf_pread_full(p->entry_fd, text, n, NF_ENTRY_HEADER_BYTES + p->uses_start) == 0) {
+	struct nf_artifact *wa = (struct nf_artifact *)a;   /* only the file state changes */
+	int fd = a->nfiles ? nf_file_acquire(wa, 0) : p->entry_fd;
+	if (fd >= 0 && nf_pread_full(fd, text, n, NF_ENTRY_HEADER_BYTES + p->uses_start) == 0) {
 		text[n] = '\0';
 		out = nf_uses_pretty(text, 0, n, p->uses_count);
 	}
+	if (fd >= 0 && a->nfiles)
+		nf_file_release(wa, 0);
 	free(text);
 	if (!out)
 		errno = EIO; /* cut or changed since: not what the model was built from */
@@ -458,6 +466,9 @@ void nf_artifact_drop_json_text(struct nf_artifact *a)
 {
 	free(a->priv->json_text);
 	a->priv->json_text = NULL;
+	if (a->priv->json_map)
+		munmap(a->priv->json_map, a->priv->json_map_len);
+	a->priv->json_map = NULL;
 	a->json_text = NULL;
 }
 
@@ -483,12 +494,20 @@ static int set_paths(struct nf_artifact *a, const char *entry_path)
 
 int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf_artifact **out)
 {
-	return nf_artifact_open_flags(entry_path, 0, report, out);
+	return nf_artifact_open_opts(entry_path, NULL, report, out);
 }
 
 int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_report *report,
 			   struct nf_artifact **out)
 {
+	struct nf_open_opts o = {.flags = flags};
+	return nf_artifact_open_opts(entry_path, &o, report, out);
+}
+
+int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opts,
+			  struct nf_report *report, struct nf_artifact **out)
+{
+	unsigned flags = opts ? opts->flags : 0;
 	*out = NULL;
 	struct nf_artifact *a = calloc(1, sizeof *a);
 	struct nf_artifact_private *p = calloc(1, sizeof *p);
@@ -504,6 +523,9 @@ int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_rep
 	pthread_mutex_init(&p->lock, NULL);
 	p->dirfd = -1;
 	p->entry_fd = -1;
+	p->max_json = opts ? opts->max_json : 0;
+	p->lru_head = p->lru_tail = UINT32_MAX;
+	p->open_max = nf_files_default_open_max();
 	if (set_paths(a, entry_path) < 0) {
 		free_artifact(a);
 		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
@@ -596,7 +618,9 @@ int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_rep
 	/* The entry is files[0]: already open, its length already checked. */
 	if (a->nfiles > 0 && p->files) {
 		struct nf_file_state *st = &p->files[0];
-		st->fd = p->entry_fd;
+		st->fd = p->entry_fd;   /* never closed by the cache */
+		st->id = p->entry_id;
+		st->id_known = true;
 		if (b.files_ok && a->files[0].file_bytes != b.entry_size) {
 			st->status = NF_FILE_BAD;
 			st->code = "ENTRY_BAD_LENGTH";

@@ -4,9 +4,9 @@
  * every rule the container spec (../shared/seeds/000_*, cited as "seed §N")
  * gives a generic reader, records findings in a report, and builds an
  * immutable model.  After open, the model (names, shapes, records) never
- * changes; only the per-file open state (nf_file_open) is mutable, and it is
- * guarded inside the artifact, so any number of threads may read the model
- * and call nf_file_open / nf_range_map concurrently.
+ * changes; only the per-file open state (nf_file_acquire & co.) is mutable,
+ * and it is guarded inside the artifact, so any number of threads may read
+ * the model and call nf_file_acquire / nf_range_map concurrently.
  *
  * The reader never includes FUSE headers: ninfer-check, ninfer-pack, the
  * tests and the daemon all use exactly this code. */
@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "codecs/codec.h"
 #include "reader/report.h"
@@ -114,7 +115,9 @@ struct nf_artifact {
 	uint64_t entry_payload_start;
 	uint64_t payload_bytes;
 	const char *json_text;      /* exactly json_bytes bytes as stored, NUL appended;
-				       NULL after nf_artifact_drop_json_text() */
+				       NULL after nf_artifact_drop_json_text().  A
+				       private read-only mapping of the entry: pages
+				       are read when first touched (issue 11) */
 
 	uint32_t nfiles;
 	const struct nf_file *files;
@@ -149,19 +152,71 @@ int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf
 				      largest part of the model of a big set) */
 int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_report *report,
 			   struct nf_artifact **out);
+/* The same with every option.  max_json is the ceiling on json_bytes
+ * (ninfer-check --max-json, ninferfs -o max_json): a larger claim is
+ * refused before a byte of it is read (JSON_TOO_LARGE, operational); 0
+ * means NF_DEFAULT_MAX_JSON.  4 GiB: the directory of a 1M-object set is
+ * about 430 MB (bench/README.md), so the default leaves ten times that,
+ * and bounds the address space the mapping of the JSON may take. */
+#define NF_DEFAULT_MAX_JSON ((uint64_t)4 << 30)
+struct nf_open_opts {
+	unsigned flags;            /* NF_OPEN_* */
+	uint64_t max_json;
+};
+int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opts,
+			  struct nf_report *report, struct nf_artifact **out);
 void nf_artifact_close(struct nf_artifact *a);
 
 /* Lookups, O(log n) or O(1). Return the index, or -1. */
 int64_t nf_object_find(const struct nf_artifact *a, const char *id);
 int64_t nf_binding_find(const struct nf_artifact *a, const char *name);
 
-/* Files of the set (seed §3.2, §11.1).  nf_file_open() opens file i the
- * first time it is needed, relative to the entry's directory and never
- * outside it, checks the part header (magic, part_index, artifact_id) and
- * length, and remembers the result: returns an fd (owned by the artifact,
- * do not close) or -EIO/-ENOENT.  Thread-safe. */
-int nf_file_open(struct nf_artifact *a, uint32_t i);
+/* Files of the set (seed §3.2, §11.1), behind one narrow interface: every
+ * read of a file's bytes goes between nf_file_acquire and nf_file_release;
+ * status, fingerprint and verify say what is known of it.  Thread-safe.
+ *
+ * nf_file_acquire() opens file i the first time it is needed, relative to
+ * the entry's directory and never outside it, checks the part header
+ * (magic, part_index, artifact_id) and length, records the file's identity
+ * (its fingerprint), and remembers the result.  Every acquire compares the
+ * file with its fingerprint (one fstat): a file changed since (size, mtime,
+ * ctime, device or inode differ, or it was removed) becomes bad,
+ * FILE_CHANGED (contract §5).  Returns an fd, valid until the matching
+ * nf_file_release() (owned by the artifact: do not close it), or -ENOENT
+ * (missing), -EIO (bad or changed), -EMFILE/-ENFILE (no descriptor to be
+ * had now: a limit of this run; the file's status does not change),
+ * -EINVAL.  Parts are held in a bounded cache (nf_files_set_open_max):
+ * a released part may be closed, and is reopened on the next acquire,
+ * which fails with -EIO unless it is still the very file first opened. */
+int nf_file_acquire(struct nf_artifact *a, uint32_t i);
+void nf_file_release(struct nf_artifact *a, uint32_t i);
+/* Acquire and release: compare file i with its fingerprint now.  0, or
+ * what nf_file_acquire returned. */
+int nf_file_verify(struct nf_artifact *a, uint32_t i);
 enum nf_file_status nf_file_status(const struct nf_artifact *a, uint32_t i, const char **reason);
+/* The identity recorded at a file's first open. */
+struct nf_file_fingerprint {
+	uint64_t dev, ino, size;
+	struct timespec mtime, ctime;
+};
+/* 0 and *out, or -ENOENT when the file was never opened. */
+int nf_file_fingerprint(const struct nf_artifact *a, uint32_t i, struct nf_file_fingerprint *out);
+/* Called (from the thread that noticed, no lock held) once per file that
+ * becomes bad because it changed; NULL: none.  For the daemon's page-cache
+ * invalidation (contract §5). */
+void nf_files_set_change_hook(struct nf_artifact *a, void (*hook)(void *arg, uint32_t file),
+			      void *arg);
+/* The cache: at most `n` part descriptors stay open when released (more
+ * are open only while acquired).  Default: nf_files_default_open_max() at
+ * open, half the soft RLIMIT_NOFILE (at least 4). */
+void nf_files_set_open_max(struct nf_artifact *a, uint32_t n);
+uint32_t nf_files_default_open_max(void);
+struct nf_files_stats {
+	uint32_t open, open_max;       /* part descriptors open now; the bound */
+	uint64_t evictions, reopens;   /* closed to make room; opened again */
+	uint64_t changes;              /* files found changed */
+};
+void nf_files_stats(const struct nf_artifact *a, struct nf_files_stats *out);
 /* Open every file and add a finding per missing (warning, FILE_MISSING) or
  * bad (error, FILE_BAD_*, FILE_UNREADABLE) file.  Call it once per report:
  * a second call adds the same findings again.  Parts whose path broke seed
@@ -232,5 +287,17 @@ int nf_uses_json_size(const struct nf_artifact *a, uint64_t *size);
  * as they did).
  * Not thread-safe: call it before the artifact is shared. */
 void nf_artifact_drop_json_text(struct nf_artifact *a);
+
+/* limits.c: shared by ninfer-check, ninfer-pack and ninferfs. */
+/* Raise the soft RLIMIT_NOFILE to the hard limit (a set may have more
+ * parts than the usual soft limit of 1024); the new soft limit, or 0. */
+uint64_t nf_raise_fd_limit(void);
+/* A size: decimal digits with an optional K, M, G or T (powers of 1024,
+ * optionally followed by "iB" or "B").  0, or -1 when it is not one. */
+int nf_parse_size(const char *s, uint64_t *out);
+/* on: a SIGBUS (the entry shrank under its mapped JSON text, which the
+ * model reads until nf_artifact_drop_json_text) ends the process with
+ * status 8 and a message on stderr; off: the default action again. */
+void nf_guard_mapped_json(bool on);
 
 #endif

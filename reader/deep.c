@@ -55,19 +55,53 @@ static void read_failed(struct deep *d, uint32_t file, const char *what, uint64_
 }
 
 /* Read logical [off, off+len) into buf.  Returns 0, or -1 when a file it
- * needs is missing, bad or failed (then the bytes are not checked).  A
- * missing or bad file is already a finding of nf_artifact_check_files();
- * a present file that fails is reported here, once. */
-static int read_logical(struct deep *d, uint64_t off, uint64_t len, uint8_t *buf)
+ * needs is missing, bad or failed (then the bytes are not checked; that
+ * file's index is in *failed when not NULL).  A missing or bad file is
+ * already a finding of nf_artifact_check_files(); a present file that
+ * fails is reported here, once. */
+static int read_logical(struct deep *d, uint64_t off, uint64_t len, uint8_t *buf,
+			uint32_t *failed)
 {
 	uint32_t file = 0;
 	int rc = nf_payload_read(d->a, off, len, buf, &file);
 
 	if (rc == 0)
 		return 0;
-	if (rc != -ERANGE && nf_file_status(d->a, file, NULL) == NF_FILE_PRESENT)
+	const char *reason = NULL;
+	enum nf_file_status st = rc == -ERANGE ? NF_FILE_PRESENT : nf_file_status(d->a, file, &reason);
+	if (rc != -ERANGE && st == NF_FILE_PRESENT)
 		read_failed(d, file, "logical payload offset", off, rc);
+	else if (st == NF_FILE_BAD && reason && !d->read_failed[file] && rc == -EIO &&
+		 d->a->priv->files[file].code &&
+		 strcmp(d->a->priv->files[file].code, "FILE_CHANGED") == 0) {
+		/* changed during the check (after nf_artifact_check_files) */
+		d->read_failed[file] = true;
+		char where[512];
+		file_where(d->a, file, where, sizeof where);
+		nf_report_add(d->r, NF_SEV_ERROR, NF_SCOPE_FILE, "FILE_CHANGED", where, "%s", reason);
+	}
+	if (failed)
+		*failed = rc == -ERANGE ? UINT32_MAX : file;
 	return -1;
+}
+
+/* Issue 11: a tensor whose codec invariants were due but whose bytes could
+ * not be read is named (info), with the file that stopped it. */
+static void object_unread(struct deep *d, const char *where, uint32_t file)
+{
+	char fw[512];
+	const char *state = "could not be read";
+	if (file == UINT32_MAX) {
+		snprintf(fw, sizeof fw, "the payload");
+	} else {
+		file_where(d->a, file, fw, sizeof fw);
+		enum nf_file_status st = nf_file_status(d->a, file, NULL);
+		state = st == NF_FILE_MISSING ? "is missing" : st == NF_FILE_BAD ? "is bad"
+			: "failed to read";
+	}
+	nf_report_add(d->r, NF_SEV_INFO, NF_SCOPE_FILE, "DEEP_OBJECT_UNREAD", where,
+		      "its bytes lie on %s, which %s: its codec invariants were not checked", fw,
+		      state);
 }
 
 static void advance(struct deep *d, uint64_t n)
@@ -92,7 +126,7 @@ static void check_gap(struct deep *d, uint64_t begin, uint64_t end, bool tail)
 	bool reported = false;
 	for (uint64_t x = begin; x < end;) {
 		uint64_t n = end - x < CHUNK ? end - x : CHUNK;
-		if (read_logical(d, x, n, d->buf) == 0 && !reported) {
+		if (read_logical(d, x, n, d->buf, NULL) == 0 && !reported) {
 			uint64_t k = first_nonzero(d->buf, n);
 			if (k < n) {
 				char where[96];
@@ -117,7 +151,7 @@ static void check_object(struct deep *d, const struct nf_object *o)
 		/* Still read it once: a short or failing file shows up. */
 		for (uint64_t x = 0; x < o->bytes;) {
 			uint64_t n = o->bytes - x < CHUNK ? o->bytes - x : CHUNK;
-			read_logical(d, o->offset + x, n, d->buf);
+			read_logical(d, o->offset + x, n, d->buf, NULL);
 			advance(d, n);
 			x += n;
 		}
@@ -136,14 +170,17 @@ static void check_object(struct deep *d, const struct nf_object *o)
 			      o->bytes, d->max_object);
 		for (uint64_t x = 0; x < o->bytes;) {
 			uint64_t n = o->bytes - x < CHUNK ? o->bytes - x : CHUNK;
-			read_logical(d, o->offset + x, n, d->buf);
+			read_logical(d, o->offset + x, n, d->buf, NULL);
 			advance(d, n);
 			x += n;
 		}
 		return;
 	}
-	int rc = read_logical(d, o->offset, o->bytes, obj);
+	uint32_t failed = 0;
+	int rc = read_logical(d, o->offset, o->bytes, obj, &failed);
 	advance(d, o->bytes);
+	if (rc < 0)
+		object_unread(d, where, failed);
 	if (rc == 0) {
 		struct nf_violation v;
 		memset(&v, 0, sizeof v);
@@ -168,11 +205,12 @@ static void check_header_zeros(struct deep *d, uint32_t file, uint64_t begin, ui
 {
 	if (begin >= end)
 		return;
-	int fd = nf_file_open(d->a, file);
+	int fd = nf_file_acquire(d->a, file);
 	if (fd < 0)
 		return;
 	uint64_t n = end - begin; /* < 4096 */
 	int rc = nf_pread_full(fd, d->buf, n, begin);
+	nf_file_release(d->a, file);
 	if (rc < 0) {
 		read_failed(d, file, "file offset", begin, rc);
 		return;

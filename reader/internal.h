@@ -35,23 +35,39 @@ char *nf_arena_memdup0(struct nf_arena *ar, const void *p, size_t n); /* + NUL *
 
 struct nf_file_state {
 	enum nf_file_status status;
-	int fd;                   /* -1 until opened */
+	int fd;                   /* -1 when not open (not yet, closed by the cache, bad) */
 	char *reason;             /* malloc'd, bad/missing only */
 	const char *code;         /* finding code of a bad/missing file */
 	bool path_ok;             /* false: the path broke seed §3.3, never opened */
+	bool id_known;            /* id was taken at the first open */
+	struct nf_file_fingerprint id;
+	uint32_t pins;            /* acquirers holding fd now (files.c) */
+	bool in_lru;              /* open, unpinned, closable: in the LRU list */
+	uint32_t lru_prev, lru_next;
 };
 
 struct nf_artifact_private {
 	struct nf_arena arena;
-	pthread_mutex_t lock;     /* guards files[] state and dirfd */
+	pthread_mutex_t lock;     /* guards files[] state, the cache and dirfd */
 	int dirfd;                /* O_PATH of the entry's directory, -1 until needed */
 	int entry_fd;             /* the entry, kept open (files[0]) */
 	char *entry_dir;          /* directory of the entry, malloc'd */
 	struct nf_file_state *files;
+	/* the open-file cache of the parts (files.c) */
+	uint32_t nopen, open_max; /* part descriptors open; the cache's bound */
+	uint32_t lru_head, lru_tail;
+	uint64_t evictions, reopens, changes;
+	void (*change_hook)(void *arg, uint32_t file);
+	void *change_arg;
+	struct nf_file_fingerprint entry_id;   /* the entry at open (header.c) */
 	uint32_t *obj_by_id;      /* object indices sorted by id */
 	uint32_t *bind_by_name;   /* binding indices sorted by name */
 	char *uses_json;          /* malloc'd text behind a->uses_json (streamed build) */
-	char *json_text;          /* malloc'd text behind a->json_text, until dropped */
+	char *json_text;          /* malloc'd text behind a->json_text, until dropped
+				     (only where the entry cannot be mapped) */
+	void *json_map;           /* or the mapping of [0, 32 + json_bytes] (header.c) */
+	size_t json_map_len;
+	uint64_t max_json;        /* ceiling on json_bytes; 0: NF_DEFAULT_MAX_JSON */
 	/* The uses array's byte range in json_text, for nf_uses_json(); only
 	 * when the directory was read record by record (no big integers). */
 	bool uses_range;
@@ -62,10 +78,11 @@ struct nf_artifact_private {
 
 /* ---- header.c --------------------------------------------------------- */
 
-/* Read and check the entry header (seed §3.1) and the JSON text.  On
+/* Read and check the entry header (seed §3.1) and map the JSON text.  On
  * success the artifact has artifact_id, json_bytes, entry_payload_start
- * and json_text (malloc'd: nf_artifact_drop_json_text), and *entry_size
- * holds the entry's length. */
+ * and json_text (mapped, or malloc'd: nf_artifact_drop_json_text), and
+ * *entry_size holds the entry's length.  -EFBIG: json_bytes is above
+ * priv->max_json (JSON_TOO_LARGE). */
 int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *entry_size);
 /* payload.c: pread exactly n bytes at off; 0, -errno, or -ENODATA when the
  * file ends first. */
@@ -279,5 +296,7 @@ void nf_report_truncate(struct nf_report *r, size_t count, bool oom);
  * NULL when it is, else the rule it breaks (and *code its finding code). */
 const char *nf_part_path_problem(const char *p, size_t len, const char *entry_name,
 				 const char **code);
+struct stat;
+void nf_fingerprint_of(const struct stat *sb, struct nf_file_fingerprint *id);
 
 #endif

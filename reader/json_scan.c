@@ -194,10 +194,12 @@ char *nf_json_rewrite_bigints(const char *text, size_t len, size_t *out_len,
 			i++;
 			break;
 		case '"': {
+			/* a control byte ends the pass: it is invalid in a string,
+			 * and the text after it need not be read (issue 11) */
 			size_t j = i + 1;
-			while (j < len && text[j] != '"')
+			while (j < len && text[j] != '"' && (unsigned char)text[j] >= 0x20)
 				j += text[j] == '\\' ? 2 : 1;
-			if (j >= len) {
+			if (j >= len || text[j] != '"') {
 				ok = false;
 				break;
 			}
@@ -356,6 +358,33 @@ static inline bool is_ws(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* A byte below 0x20 that is not whitespace (U+0000 above all) is never
+ * valid JSON: the scan stops at it rather than skipping on, so a bad text
+ * (e.g. a sparse entry's zeros) is not read past its first bad byte. */
+static inline bool is_bad_ctl(char c)
+{
+	return (unsigned char)c < 0x20 && !is_ws(c);
+}
+
+/* The first '"' or byte below 0x20 at or after t[j], or len: eight bytes
+ * at a time (the classic "has a byte equal to / less than" tests), as
+ * strings are most of a directory's bytes. */
+static size_t find_quote_or_ctl(const char *t, size_t j, size_t len)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	while (len - j >= 8) {
+		uint64_t x, q;
+		memcpy(&x, t + j, 8);
+		q = x ^ (ones * '"');
+		if (((q - ones) & ~q & highs) | ((x - ones * 0x20) & ~x & highs))
+			break;
+		j += 8;
+	}
+	while (j < len && t[j] != '"' && (unsigned char)t[j] >= 0x20)
+		j++;
+	return j;
+}
+
 size_t nf_json_skip_ws(const char *t, size_t i, size_t len)
 {
 	while (i < len && is_ws(t[i]))
@@ -363,15 +392,15 @@ size_t nf_json_skip_ws(const char *t, size_t i, size_t len)
 	return i;
 }
 
-/* t[i] is '"': the index after the closing quote, or 0. */
+/* t[i] is '"': the index after the closing quote, or 0 (also when a
+ * control byte comes first: jansson reports it). */
 size_t nf_json_skip_string(const char *t, size_t i, size_t len)
 {
 	size_t j = i + 1;
 	for (;;) {
-		const char *q = j < len ? memchr(t + j, '"', len - j) : NULL;
-		if (!q)
+		size_t k = find_quote_or_ctl(t, j, len), bs = 0;
+		if (k >= len || t[k] != '"')
 			return 0;
-		size_t k = (size_t)(q - t), bs = 0;
 		while (k - bs > i + 1 && t[k - bs - 1] == '\\')
 			bs++;
 		if (bs % 2 == 0)
@@ -392,7 +421,8 @@ size_t nf_json_skip_value(const char *t, size_t i, size_t len, size_t *count)
 		return nf_json_skip_string(t, i, len);
 	if (c0 != '{' && c0 != '[') {
 		size_t j = i;
-		while (j < len && !is_ws(t[j]) && t[j] != ',' && t[j] != '}' && t[j] != ']')
+		while (j < len && !is_ws(t[j]) && t[j] != ',' && t[j] != '}' && t[j] != ']' &&
+		       !is_bad_ctl(t[j]))
 			j++;
 		if (j == i)
 			return 0;
@@ -429,6 +459,8 @@ size_t nf_json_skip_value(const char *t, size_t i, size_t len, size_t *count)
 			commas += depth == 1;
 			break;
 		default:
+			if (is_bad_ctl(c))
+				return 0;
 			if (c == '-' || (c >= '0' && c <= '9')) {
 				size_t k = j;
 				bool integer = true;

@@ -176,8 +176,6 @@ out:
 int nf_manifest_stat_sources(struct nf_manifest *m, struct nf_report *report)
 {
 	for (size_t i = 0; i < m->nobjects; i++) {
-		if (m->bytes_given[i])
-			continue;
 		struct nf_write_object *o = &m->objects[i];
 		char where[256];
 		object_where(where, sizeof where, i, o->record);
@@ -188,6 +186,15 @@ int nf_manifest_stat_sources(struct nf_manifest *m, struct nf_report *report)
 				      "%s: %s", o->path, strerror(e));
 			return -e;
 		}
+		/* A directory's st_size (4096 on ext4) is no byte count, and a
+		 * FIFO would block the writer: say what it is (issue 11). */
+		if (!S_ISREG(st.st_mode)) {
+			nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "MANIFEST_SOURCE_TYPE", where,
+				      "%s %s, not a regular file", o->path, nf_file_kind(st.st_mode));
+			return -EINVAL;
+		}
+		if (m->bytes_given[i])
+			continue;
 		if ((uint64_t)st.st_size <= o->src_offset) {
 			nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "MANIFEST_SOURCE_EMPTY", where,
 				      "%s holds no bytes after source_offset", o->path);

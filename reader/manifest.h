@@ -7,8 +7,9 @@
  *   1. nf_manifest_parse(): the text -> directory object, object records
  *      (without source/source_offset/bytes) and NF_SRC_FILE write objects
  *      whose paths are resolved against base_dir (string work only).
- *   2. nf_manifest_stat_sources(): for each object without "bytes", stat()
- *      its source and set bytes = file length - source_offset.
+ *   2. nf_manifest_stat_sources(): stat() every source (a regular file is
+ *      required) and, for each object without "bytes", set bytes = file
+ *      length - source_offset.
  * Then nf_write_artifact(path, m.directory, m.objects, m.nobjects, ...).
  *
  * Findings (severity error) carry these codes:
@@ -24,6 +25,8 @@
  *   MANIFEST_SOURCE_EMPTY    (step 2) the source holds no bytes after
  *                            source_offset
  *   MANIFEST_SOURCE_STAT     (step 2, operational) stat() of a source failed
+ *   MANIFEST_SOURCE_TYPE     (step 2) a source is not a regular file (a
+ *                            directory, FIFO, device, socket)
  *   MANIFEST_NOMEM           (operational) out of memory
  * Object findings have where = "objects[I] ID" (ID empty when absent). */
 #ifndef NF_READER_MANIFEST_H
@@ -53,9 +56,11 @@ struct nf_manifest {
 int nf_manifest_parse(const char *text, size_t len, const char *base_dir, struct nf_manifest *m,
 		      struct nf_report *report);
 
-/* Fill objects[i].bytes for the objects whose manifest gave no "bytes",
+/* Check that every source is a regular file (MANIFEST_SOURCE_TYPE) and
+ * fill objects[i].bytes for the objects whose manifest gave no "bytes",
  * from the source's length.  Returns 0; a negative errno from stat()
- * (MANIFEST_SOURCE_STAT, operational); or -EINVAL (MANIFEST_SOURCE_EMPTY).
+ * (MANIFEST_SOURCE_STAT, operational); or -EINVAL (MANIFEST_SOURCE_TYPE,
+ * MANIFEST_SOURCE_EMPTY).
  * Stops at the first failure. */
 int nf_manifest_stat_sources(struct nf_manifest *m, struct nf_report *report);
 

@@ -42,10 +42,12 @@ int nf_payload_read(struct nf_artifact *a, uint64_t off, uint64_t len, void *buf
 		uint64_t step = 0;
 
 		for (size_t i = 0; i < k; i++) {
-			int fd = nf_file_open(a, segs[i].file);
+			int fd = nf_file_acquire(a, segs[i].file);
 			int rc = fd < 0 ? fd
 				       : nf_pread_full(fd, dst + segs[i].dest_offset, segs[i].length,
 						       segs[i].file_offset);
+			if (fd >= 0)
+				nf_file_release(a, segs[i].file);
 			if (rc < 0) {
 				if (failed_file)
 					*failed_file = segs[i].file;

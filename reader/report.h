@@ -47,6 +47,10 @@ int nf_report_exit_status(const struct nf_report *r);
 /* "pass", "pass_with_warnings" or "fail". */
 const char *nf_report_verdict(const struct nf_report *r);
 const char *nf_severity_name(enum nf_severity s);
+/* report_utf8.c: s[0, n) as valid UTF-8, each byte that starts no
+ * well-formed sequence (RFC 3629) replaced by U+FFFD; malloc'd and
+ * NUL-terminated, its length in *out_len (may be NULL); NULL on OOM. */
+char *nf_utf8_repair(const char *s, size_t n, size_t *out_len);
 const char *nf_scope_name(enum nf_scope s);
 
 #endif

@@ -15,8 +15,8 @@ static json_t *u64_json(uint64_t v)
 	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
 }
 
-/* A JSON string of arbitrary bytes: paths and argv need not be UTF-8;
- * an invalid byte becomes U+FFFD so the document stays valid JSON. */
+/* A JSON string of arbitrary bytes: paths and argv need not be UTF-8
+ * (ninfer-check(1): U+FFFD for each invalid byte). */
 static json_t *text(const char *s)
 {
 	if (!s)
@@ -24,32 +24,10 @@ static json_t *text(const char *s)
 	json_t *v = json_string(s);
 	if (v)
 		return v;
-	size_t n = strlen(s), k = 0;
-	char *out = malloc(3 * n + 1);
+	size_t k = 0;
+	char *out = nf_utf8_repair(s, strlen(s), &k);
 	if (!out)
 		return NULL;
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		size_t len = p[i] < 0x80 ? 1 : (p[i] >> 5) == 6 ? 2 : (p[i] >> 4) == 14 ? 3
-			     : (p[i] >> 3) == 30 ? 4 : 0;
-		bool ok = len > 0 && i + len <= n;
-		for (size_t j = 1; ok && j < len; j++)
-			ok = (p[i + j] & 0xc0) == 0x80;
-		if (ok) {
-			json_t *probe = json_stringn((const char *)p + i, len);
-			ok = probe != NULL; /* rejects overlongs and surrogates */
-			json_decref(probe);
-		}
-		if (ok) {
-			memcpy(out + k, p + i, len);
-			k += len;
-			i += len;
-		} else {
-			memcpy(out + k, "ï¿½", 3);
-			k += 3;
-			i++;
-		}
-	}
 	v = json_stringn(out, k);
 	free(out);
 	return v;

@@ -7,9 +7,11 @@
  *   2. plan: lay the objects out, serialise the JSON, reserve JSON space,
  *      compute the files table for max_file_bytes, iterating until the
  *      files table and the reserved JSON length are stable;
- *   3. write every file under its final name inside a fresh temporary
- *      directory beside the target (mkdtemp), headers, JSON, zero gaps
- *      (files are pre-sized), then stream the object bytes;
+ *   3. remove the temporary directories killed runs of this target left
+ *      (writer_tmp.c: their owner lock is free), then write every file
+ *      under its final name inside a fresh, locked temporary directory
+ *      beside the target, headers, JSON, zero gaps (files are pre-sized),
+ *      then stream the object bytes;
  *   4. validate the temporary set with the reader (nf_artifact_open +
  *      nf_artifact_check_files, no error findings), compare its model with
  *      the plan and check coverage and file lengths;
@@ -32,6 +34,7 @@
 
 #include "codecs/codec.h"
 #include "reader/artifact.h"
+#include "reader/writer_tmp.h"
 
 #define W_ALIGN_TENSOR 256u
 #define W_PAGE 4096u
@@ -95,6 +98,20 @@ int nf_part_name(char *buf, size_t size, const char *entry_name, uint64_t index)
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+const char *nf_file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "is a regular file";
+	case S_IFDIR: return "is a directory";
+	case S_IFIFO: return "is a FIFO";
+	case S_IFCHR: return "is a character device";
+	case S_IFBLK: return "is a block device";
+	case S_IFSOCK: return "is a socket";
+	case S_IFLNK: return "is a symbolic link";
+	}
+	return "is of an unknown file type";
 }
 
 /* ------------------------------------------------------------------ */
@@ -779,6 +796,7 @@ int nf_write_plan(const char *entry_name, json_t *directory, const struct nf_wri
 
 struct copier {
 	uint8_t *buf;               /* fallback buffer */
+	bool write_failed;          /* the last failed copy failed writing, not reading */
 	uint64_t done, total;
 	uint64_t since_progress;
 	const struct nf_write_opts *opts;
@@ -788,8 +806,11 @@ static int io_error(struct nf_report *rep, const char *where, int err, const cha
 {
 	if (err == ECANCELED)
 		return -err;   /* reported once by nf_write_artifact */
-	nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_IO", where, "%s: %s", what,
-		      strerror(err));
+	/* every file written is in the target's directory (issue 11: a full
+	 * destination was blamed on the source) */
+	nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_IO", where, "%s: %s%s", what,
+		      strerror(err), err == ENOSPC || err == EDQUOT
+					     ? ": the destination file system is full" : "");
 	return -err;
 }
 
@@ -833,6 +854,7 @@ static void progress_tick(struct copier *c, uint64_t n)
 static int copy_fd(struct copier *c, int src, uint64_t soff, int dst, uint64_t doff, uint64_t len)
 {
 	bool use_cfr = true;
+	c->write_failed = false;
 	while (len) {
 		if (cancelled(c))
 			return -ECANCELED;
@@ -861,8 +883,10 @@ static int copy_fd(struct copier *c, int src, uint64_t soff, int dst, uint64_t d
 			if (n == 0)
 				return -ENODATA;
 			int rc = pwrite_all(dst, c->buf, (size_t)n, (off_t)doff);
-			if (rc)
+			if (rc) {
+				c->write_failed = true;
 				return rc;
+			}
 		}
 		soff += (uint64_t)n;
 		doff += (uint64_t)n;
@@ -889,9 +913,17 @@ static int copy_mem(struct copier *c, const uint8_t *src, int dst, uint64_t doff
 	return 0;
 }
 
-/* Copy from the logical payload of an open artifact through its range map. */
+/* The name of file i of a source artifact, for messages. */
+static const char *source_name(const struct nf_artifact *a, uint32_t i)
+{
+	return i < a->nfiles && a->files[i].path ? a->files[i].path : a->entry_name;
+}
+
+/* Copy from the logical payload of an open artifact through its range map
+ * into dst (the file named dname). */
 static int copy_artifact(struct copier *c, struct nf_artifact *a, uint64_t loff, int dst,
-			 uint64_t doff, uint64_t len, struct nf_report *rep, const char *where)
+			 const char *dname, uint64_t doff, uint64_t len, struct nf_report *rep,
+			 const char *where, const char *writing)
 {
 	struct nf_segment segs[16];
 	while (len) {
@@ -905,19 +937,24 @@ static int copy_artifact(struct copier *c, struct nf_artifact *a, uint64_t loff,
 		size_t use = (size_t)ns < 16 ? (size_t)ns : 16;
 		uint64_t got = 0;
 		for (size_t i = 0; i < use; i++) {
-			int fd = nf_file_open(a, segs[i].file);
+			int fd = nf_file_acquire(a, segs[i].file);
 			if (fd < 0) {
 				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
-					      "source file %u cannot be read: %s", segs[i].file, strerror(-fd));
+					      "source file %u (%s) cannot be read: %s", segs[i].file,
+					      source_name(a, segs[i].file), strerror(-fd));
 				return fd;
 			}
 			int rc = copy_fd(c, fd, segs[i].file_offset, dst, doff + segs[i].dest_offset,
 					 segs[i].length);
+			nf_file_release(a, segs[i].file);
 			if (rc == -ECANCELED)
 				return rc;
+			if (rc && c->write_failed)
+				return io_error(rep, dname, -rc, writing);
 			if (rc) {
 				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
-					      "reading source file %u: %s", segs[i].file,
+					      "reading source file %u (%s): %s", segs[i].file,
+					      source_name(a, segs[i].file),
 					      rc == -ENODATA ? "ends early" : strerror(-rc));
 				return rc == -ENODATA ? -EIO : rc;
 			}
@@ -971,12 +1008,15 @@ static int write_headers(struct plan *p, const uint8_t id[16], struct nf_report 
 static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 			struct nf_report *rep)
 {
-	char where[300];
+	char where[300], writing[320];
 	snprintf(where, sizeof where, "object %s", o->id);
+	snprintf(writing, sizeof writing, "writing object %s", o->id);
 	int srcfd = -1, rc = 0;
 	const struct nf_write_object *in = o->in;
 	if (in->source == NF_SRC_FILE) {
-		srcfd = open(in->path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO (or a tty) must not block the open; only a
+		 * regular file is read, and on one the flag changes nothing. */
+		srcfd = open(in->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		struct stat st;
 		if (srcfd < 0) {
 			rc = -errno;
@@ -984,9 +1024,23 @@ static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 				      "cannot open source %s: %s", in->path, strerror(-rc));
 			return rc;
 		}
+		if (fstat(srcfd, &st) != 0) {
+			rc = -errno;
+			nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
+				      "cannot fstat source %s: %s", in->path, strerror(-rc));
+			close(srcfd);
+			return rc;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			/* bad input: the manifest names something that holds no bytes */
+			nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "WRITE_SOURCE", where,
+				      "source %s %s, not a regular file", in->path,
+				      nf_file_kind(st.st_mode));
+			close(srcfd);
+			return -EINVAL;
+		}
 		uint64_t need;
-		if (fstat(srcfd, &st) || !S_ISREG(st.st_mode) ||
-		    !add_u64(in->src_offset, in->bytes, &need) || (uint64_t)st.st_size < need) {
+		if (!add_u64(in->src_offset, in->bytes, &need) || (uint64_t)st.st_size < need) {
 			nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
 				      "source %s is not a regular file holding [%" PRIu64 ",+%" PRIu64 ")",
 				      in->path, in->src_offset, in->bytes);
@@ -1013,7 +1067,7 @@ static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 		case NF_SRC_MEMORY:
 			rc = copy_mem(c, (const uint8_t *)in->data + soff, dfd, doff, b - a);
 			if (rc)
-				rc = io_error(rep, f->name, -rc, "writing object bytes");
+				rc = io_error(rep, f->name, -rc, writing);
 			break;
 		case NF_SRC_FILE:
 			rc = copy_fd(c, srcfd, in->src_offset + soff, dfd, doff, b - a);
@@ -1021,13 +1075,16 @@ static int write_object(struct plan *p, struct copier *c, const struct wobj *o,
 				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
 					      "source %s ends early", in->path);
 				rc = -EIO;
-			} else if (rc) {
-				rc = io_error(rep, f->name, -rc, "copying object bytes");
+			} else if (rc && c->write_failed) {
+				rc = io_error(rep, f->name, -rc, writing);
+			} else if (rc && rc != -ECANCELED) {
+				nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_SOURCE", where,
+					      "reading source %s: %s", in->path, strerror(-rc));
 			}
 			break;
 		case NF_SRC_ARTIFACT:
-			rc = copy_artifact(c, in->artifact, in->src_offset + soff, dfd, doff, b - a, rep,
-					   where);
+			rc = copy_artifact(c, in->artifact, in->src_offset + soff, dfd, f->name, doff,
+					   b - a, rep, where, writing);
 			break;
 		}
 	}
@@ -1057,10 +1114,15 @@ static int validate(struct plan *p, const char *tmppath, const uint8_t id[16],
 					      "the written set fails validation: %s",
 					      f->evidence ? f->evidence : "");
 		}
-		nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "WRITE_VALIDATION", tmppath,
-			      "the reader rejects the written set (%zu error findings)",
+		/* the reader could not do its work (no descriptor, no memory):
+		 * that is this run's failure, not the input's (issue 11) */
+		bool operational = nf_report_count(&vr, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL) > 0;
+		nf_report_add(rep, NF_SEV_ERROR, operational ? NF_SCOPE_OPERATIONAL : NF_SCOPE_DIRECTORY,
+			      "WRITE_VALIDATION", tmppath,
+			      "the reader %s the written set (%zu error findings)",
+			      operational ? "could not check" : "rejects",
 			      nf_report_count(&vr, NF_SEV_ERROR, -1));
-		rc = -EINVAL;
+		rc = operational ? -EIO : -EINVAL;
 		goto out;
 	}
 	/* the reader's model must be the plan, byte for byte */
@@ -1084,9 +1146,9 @@ static int validate(struct plan *p, const char *tmppath, const uint8_t id[16],
 			why = "files table";
 			break;
 		}
-		int fd = nf_file_open(a, (uint32_t)i);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_size != p->files[i].file_bytes)
+		struct nf_file_fingerprint id;
+		if (nf_file_verify(a, (uint32_t)i) != 0 || nf_file_fingerprint(a, (uint32_t)i, &id) != 0 ||
+		    id.size != p->files[i].file_bytes)
 			why = "file length";
 	}
 	/* coverage: every object maps onto segments that add up to its bytes */
@@ -1184,7 +1246,7 @@ int nf_write_artifact(const char *entry_path, json_t *directory,
 	int rc = 0, dirfd = -1, tmpfd = -1;
 	char *dirpath = NULL, *tmpdir = NULL, *tmpentry = NULL;
 	struct copier c = {0};
-	bool tmp_made = false;
+	struct nf_write_tmp tmp = NF_WRITE_TMP_INIT;
 
 	if (!entry_path || !*entry_path) {
 		nf_report_add(rep, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "WRITE_TARGET", "entry",
@@ -1217,27 +1279,17 @@ int nf_write_artifact(const char *entry_path, json_t *directory,
 		rc = io_error(rep, dirpath, errno, "cannot open the output directory");
 		goto done;
 	}
+	/* what a killed run of this target left (issue 11), even when this
+	 * run stops at the next check */
+	nf_write_tmp_sweep(dirfd, dirpath, name, rep);
 	if ((rc = check_targets(&p, dirfd, entry_path, rep)))
 		goto done;
 
 	/* phase 3: temporary directory beside the target, final names inside */
-	size_t tlen = strlen(dirpath) + strlen(name) + 32;
-	tmpdir = malloc(tlen);
-	if (!tmpdir) {
-		rc = -ENOMEM;
+	if ((rc = nf_write_tmp_make(&tmp, dirpath, name, rep)))
 		goto done;
-	}
-	snprintf(tmpdir, tlen, "%s/.%s.tmp-XXXXXX", dirpath, name);
-	if (!mkdtemp(tmpdir)) {
-		rc = io_error(rep, dirpath, errno, "cannot create a temporary directory");
-		goto done;
-	}
-	tmp_made = true;
-	tmpfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (tmpfd < 0) {
-		rc = io_error(rep, tmpdir, errno, "cannot open the temporary directory");
-		goto done;
-	}
+	tmpdir = tmp.path;
+	tmpfd = tmp.fd;
 	uint8_t id[16];
 	if (getrandom(id, sizeof id, 0) != (ssize_t)sizeof id) {
 		rc = io_error(rep, "artifact_id", errno ? errno : EIO, "getrandom");
@@ -1339,16 +1391,19 @@ done:
 		if (rc && f->published && dirfd >= 0)
 			unlinkat(dirfd, f->name, 0);   /* undo: the entry was not published */
 	}
-	if (tmpfd >= 0)
-		close(tmpfd);
-	if (tmp_made && rmdir(tmpdir) != 0 && rc == 0)
-		nf_report_add(rep, NF_SEV_WARNING, NF_SCOPE_OPERATIONAL, "WRITE_TMP_LEFT", tmpdir,
-			      "cannot remove the temporary directory: %s", strerror(errno));
+	if (tmp.path) {
+		char *left = rc == 0 ? strdup(tmp.path) : NULL;
+		int r = nf_write_tmp_remove(&tmp);
+		if (r && rc == 0)
+			nf_report_add(rep, NF_SEV_WARNING, NF_SCOPE_OPERATIONAL, "WRITE_TMP_LEFT",
+				      left ? left : "temporary directory",
+				      "cannot remove the temporary directory: %s", strerror(-r));
+		free(left);
+	}
 	if (dirfd >= 0)
 		close(dirfd);
 	free(c.buf);
 	free(tmpentry);
-	free(tmpdir);
 	free(dirpath);
 	plan_free(&p);
 	if (rep == &scratch)

@@ -9,7 +9,8 @@
  * reserves JSON space with trailing spaces, writes every file to a
  * temporary name beside the target, validates the result with the reader,
  * publishes parts first and the entry last, never replaces an existing file,
- * and removes its temporaries on any failure. */
+ * and removes its temporaries on any failure (and those of killed earlier
+ * runs for the same target: reader/writer_tmp.h). */
 #ifndef NF_READER_WRITER_H
 #define NF_READER_WRITER_H
 
@@ -17,6 +18,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "reader/report.h"
 
@@ -63,6 +65,10 @@ int nf_write_artifact(const char *entry_path, json_t *directory,
  * headers (both capacities must be positive). */
 int nf_split_capacities(uint64_t limit, uint64_t entry_payload_start,
 			uint64_t *entry_capacity, uint64_t *part_capacity);
+
+/* "is a directory", "is a FIFO", ... for st_mode (messages about a source
+ * that is not a regular file). */
+const char *nf_file_kind(mode_t mode);
 
 /* "<entry name>.part-NNNN" (at least four digits) into buf. */
 int nf_part_name(char *buf, size_t size, const char *entry_name, uint64_t index);

@@ -22,11 +22,13 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: ninfer-check ENTRY [--json] [--deep]\n"
+		"Usage: ninfer-check ENTRY [--json] [--deep] [--max-json=BYTES]\n"
 		"Validate an NInfer v3 artifact set (the entry and its parts).\n"
 		"\n"
 		"  --json         print the validation report as JSON (ninferfs-validation/v1)\n"
 		"  --deep         also read every payload byte and check codec invariants\n"
+		"  --max-json=BYTES  refuse a JSON directory larger than BYTES (suffix K, M,\n"
+		"                 G, T: powers of 1024; default 4G)\n"
 		"  -h, --help     show this help and exit\n"
 		"  -V, --version  show the version and exit\n"
 		"\n"
@@ -69,17 +71,28 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"deep", no_argument, NULL, 'd'},
+		{"max-json", required_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	nf_guard_mapped_json(true);
+	nf_raise_fd_limit();   /* sets with many parts (issue 11) */
 	bool json = false, deep = false;
+	struct nf_open_opts oo = {.max_json = NF_DEFAULT_MAX_JSON};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'd': deep = true; break;
+		case 'm':
+			if (nf_parse_size(optarg, &oo.max_json) != 0 || oo.max_json == 0) {
+				fprintf(stderr, "ninfer-check: --max-json: \"%s\" is not a positive size\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("ninfer-check %s\n", NF_VERSION); return 0;
 		default:
@@ -99,7 +112,7 @@ int main(int argc, char **argv)
 	struct nf_report r;
 	nf_report_init(&r);
 	struct nf_artifact *a = NULL;
-	if (nf_artifact_open(entry, &r, &a) == 0) {
+	if (nf_artifact_open_opts(entry, &oo, &r, &a) == 0) {
 		nf_artifact_check_files(a, &r);
 		if (deep) {
 			struct bar b = {.start = now()};

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,36 +62,6 @@ static void usage(FILE *out)
 		"\n"
 		"exit status: 0 written, 4 input invalid, 8 operational error, 16 usage\n",
 		prog, prog, prog, prog);
-}
-
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!*s || *s == '-')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	unsigned shift = 0;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M')
-		shift = 20;
-	else if (*end == 'G')
-		shift = 30;
-	else if (*end == 'T')
-		shift = 40;
-	if (shift)
-		end++;
-	if (*end == 'i' && shift)
-		end++;
-	if (*end == 'B' && shift)
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -359,13 +328,10 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	/* the reader keeps every file of a set open: let sets with many parts
-	 * use the whole hard limit of descriptors */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	/* sets with many parts: the whole hard limit of descriptors for the
+	 * reader's open-file cache (issue 11) */
+	nf_raise_fd_limit();
+	nf_guard_mapped_json(true);   /* reshard parses its input's mapped JSON */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -384,7 +350,7 @@ int main(int argc, char **argv)
 			manifest = optarg;
 			break;
 		case 's':
-			if (parse_size(optarg, &limit)) {
+			if (nf_parse_size(optarg, &limit)) {
 				fprintf(stderr, "%s: --max-file-bytes: \"%s\" is not a size\n", prog, optarg);
 				return EXIT_USAGE;
 			}

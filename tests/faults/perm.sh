@@ -6,8 +6,11 @@
 # really unprivileged uid cannot mount here at all).  The readers are plain
 # root, so the mount needs no allow_other.
 #  1. the backing directory and every file made mode 000 after the mount:
-#     the daemon keeps serving exact bytes through the descriptors it opened
-#     at mount time (same rule as a removed part, ninferfs(1) BUGS);
+#     a chmod changes a file's ctime, and a file whose ctime changed since it
+#     was first opened is treated like a replaced one (issue 11, contract
+#     §5): every read fails with EIO (artifact.json too: the entry changed),
+#     none returns bytes, files.json says "bad" with the ctime for every
+#     file, and the daemon keeps answering;
 #  2. a part of mode 000 before the mount: it is a file error (contract §5):
 #     the mount proceeds, files.json does not say "present" for it, reads
 #     touching it fail with EIO, everything else reads exactly;
@@ -30,11 +33,23 @@ check_objects "$mnt" "$d" >/dev/null || fail "reads before chmod"
 chmod 000 "$T/art1"/* "$T/art1"
 $NOCAP cat "$T/art1/mixed.ninfer.part-0001" >/dev/null 2>&1 && fail "a capability-less process still reads the files"
 drop_mount_cache "$mnt"
-check_objects "$mnt" "$d" || fail "reads after chmod 000 of the directory and files"
+$PY - "$mnt" "$d" <<'PY' || fail "reads after chmod 000 of the directory and files"
+import json, os, sys
+import faultlib as fl
+mnt, d = sys.argv[1], sys.argv[2]
+m = fl.manifest(d)
+assert fl.read_file(os.path.join(mnt, "artifact.json")) == "EIO", "artifact.json"
+got = {o["id"]: fl.read_file(os.path.join(mnt, "objects", fl.esc(o["id"]))) for o in m["objects"]}
+assert all(v == "EIO" for v in got.values()), [k for k, v in got.items() if v != "EIO"][:5]
+files = json.load(open(os.path.join(mnt, "files.json")))
+assert all(f["status"] == "bad" and "ctime " in f["reason"] for f in files), \
+    [(f["index"], f["status"]) for f in files if f["status"] != "bad"][:5]
+print("after chmod 000: %d objects EIO, %d files bad (ctime)" % (len(got), len(files)))
+PY
 chmod 755 "$T/art1"; chmod 644 "$T/art1"/*
 alive "$DPID" || fail "daemon died"
 unmount "$mnt" "$DPID"
-ok "directory and parts made mode 000 after the mount: still served exactly"
+ok "directory and parts made mode 000 after the mount: a ctime change, every read EIO"
 
 # 2. a part of mode 000 before the mount
 d=$(fixture mixed -p)

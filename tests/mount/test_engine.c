@@ -182,6 +182,40 @@ START_TEST(missing_fd_hole)
 }
 END_TEST
 
+/* Slots set per read (issue 11: files a bounded cache may close): a plain
+ * ring reads holes as -EBADF until a descriptor is set, then the set file;
+ * a registered ring's slot is updated in the kernel's table too. */
+START_TEST(slots_set_per_read)
+{
+	unsigned char *a, *b, *got = malloc(4096);
+	int fa = make_file(7, 8192, &a), fb = make_file(8, 8192, &b);
+	struct nf_io io = {.file = 1, .offset = 100, .length = 4096, .dst = got};
+
+	for (int registered = 0; registered < 2; registered++) {
+		struct nf_ring *r;
+		int holes[3] = {-1, -1, -1};
+		ck_assert_int_eq(registered ? nf_ring_new(&r, 4, holes, 3) : nf_ring_new_plain(&r, 4, 3),
+				 0);
+		ck_assert_int_eq(nf_ring_read(r, &io, 1), -EBADF);
+		ck_assert_int_eq(nf_ring_set_fd(r, 1, fa), 0);
+		ck_assert_int_eq(nf_ring_read(r, &io, 1), 0);
+		ck_assert(memcmp(got, a + 100, 4096) == 0);
+		ck_assert_int_eq(nf_ring_set_fd(r, 1, fb), 0);   /* the same slot, another file */
+		ck_assert_int_eq(nf_ring_read(r, &io, 1), 0);
+		ck_assert(memcmp(got, b + 100, 4096) == 0);
+		ck_assert_int_eq(nf_ring_set_fd(r, 1, -1), 0);
+		ck_assert_int_eq(nf_ring_read(r, &io, 1), -EBADF);
+		ck_assert_int_eq(nf_ring_set_fd(r, 3, fa), -EINVAL);
+		nf_ring_free(r);
+	}
+	close(fa);
+	close(fb);
+	free(a);
+	free(b);
+	free(got);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
 	struct nf_ring *r = (struct nf_ring *)1;
@@ -207,6 +241,7 @@ int main(void)
 	tcase_add_test(tc, short_reads_resubmitted);
 	tcase_add_test(tc, missing_fd_hole);
 	tcase_add_test(tc, bad_arguments);
+	tcase_add_test(tc, slots_set_per_read);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

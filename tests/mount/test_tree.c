@@ -65,7 +65,7 @@ static struct nf_artifact *write_open(struct nf_fx *fx, const char *out)
 
 static int build(const struct nf_artifact *a, struct nf_tree *t, char *err, size_t errlen)
 {
-	struct nf_tree_docs docs = {.validation_json = "{}\n", .files_json = "[]\n",
+	struct nf_tree_docs docs = {.validation_json = "{}\n",
 				    .dtype = NF_DTYPE_F32, .safetensors = true};
 	return nf_tree_build(t, a, &docs, err, errlen);
 }

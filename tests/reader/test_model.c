@@ -312,6 +312,67 @@ START_TEST(test_many_objects)
 }
 END_TEST
 
+/* nf_utf8_repair (ninfer-check(1): U+FFFD for each invalid byte), vectors
+ * by hand from RFC 3629 §4: every byte that starts no well-formed sequence
+ * is one U+FFFD; valid sequences, 1 to 4 bytes, pass unchanged. */
+START_TEST(test_utf8_repair)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *want;
+	} v[] = {
+		{"", 0, ""},
+		{"plain/ascii", 11, "plain/ascii"},
+		{"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"},
+		{"\xff", 1, "\xef\xbf\xbd"},
+		{"a\xc3(", 3, "a\xef\xbf\xbd("},                       /* lead without continuation */
+		{"\xe2\x82", 2, "\xef\xbf\xbd\xef\xbf\xbd"},            /* cut 3-byte sequence */
+		{"\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd"},            /* overlong '/' */
+		{"\xe0\x80\xaf", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong, 3 bytes */
+		{"\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* U+D800 */
+		{"\xf4\x90\x80\x80", 4,
+		 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},        /* U+110000 */
+		{"\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf"},              /* U+10FFFF */
+		{"\xed\x9f\xbf", 3, "\xed\x9f\xbf"},                      /* U+D7FF */
+		{"\x80z", 2, "\xef\xbf\xbdz"},                              /* lone continuation */
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		size_t len = 99;
+		char *out = nf_utf8_repair(v[i].in, v[i].n, &len);
+		ck_assert_ptr_nonnull(out);
+		ck_assert_msg(strcmp(out, v[i].want) == 0, "vector %zu", i);
+		ck_assert_uint_eq(len, strlen(v[i].want));
+		free(out);
+	}
+}
+END_TEST
+
+/* The JSON text is a mapping of the entry (issue 11): the text is the
+ * stored bytes with a NUL after them, and when the entry shrinks under it
+ * the SIGBUS of the next touch ends the process with status 8 (the tools'
+ * guard, limits.c) instead of killing it.  An exit test: it runs forked. */
+START_TEST(test_mapped_json_sigbus)
+{
+	char *dir;
+	char *path = write_good(&dir, NULL, CRAFT_GOOD_PAYLOAD);
+	struct nf_report r;
+	struct nf_artifact *a;
+	ck_assert_int_eq(craft_open(path, &r, &a), 0);
+	ck_assert_int_eq(r.count, 0);
+	ck_assert_int_eq(a->json_text[a->json_bytes], '\0');
+	ck_assert_int_eq(a->json_text[0], '{');
+	nf_guard_mapped_json(true);
+	int fd = open(path, O_WRONLY);   /* the files go now: the test exits below */
+	ck_assert_int_ge(fd, 0);
+	rm(dir, path);
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	volatile char c = a->json_text[a->json_bytes / 2];   /* SIGBUS: exits 8 */
+	(void)c;
+	ck_abort_msg("reading the mapped text of a truncated entry did not raise SIGBUS");
+}
+END_TEST
+
 Suite *model_suite(void);
 Suite *model_suite(void)
 {
@@ -323,6 +384,8 @@ Suite *model_suite(void)
 	tcase_add_test(t, test_deep);
 	tcase_add_test(t, test_deep_codec);
 	tcase_add_test(t, test_many_objects);
+	tcase_add_test(t, test_utf8_repair);
+	tcase_add_exit_test(t, test_mapped_json_sigbus, 8);
 	suite_add_tcase(s, t);
 	return s;
 }

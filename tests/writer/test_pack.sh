@@ -83,6 +83,47 @@ echo '{' > "$T/src/broken.json"
 expect 4 "$PACK" create --manifest "$T/src/broken.json" "$T/c2.ninfer"
 expect 8 "$PACK" create --manifest "$T/src/absent.json" "$T/c2.ninfer"
 expect 4 "$PACK" create --manifest "$T/src/m.json" --max-file-bytes 4200 "$T/c2.ninfer"
+# issue 11 items 6, 11: a source that is not a regular file is named with
+# what it is; a FIFO must not hang the writer (a blocking open would)
+mkfifo "$T/src/fifo.bin"
+mkdir "$T/src/dir.bin"
+sed 's/"source": "w.bin"/"source": "fifo.bin", "bytes": 8/' "$T/src/m.json" > "$T/src/fifo.json"
+sed 's/"source": "w.bin"/"source": "dir.bin"/' "$T/src/m.json" > "$T/src/dir.json"
+sed 's/"source": "w.bin"/"source": "dir.bin", "bytes": 8/' "$T/src/m.json" > "$T/src/dirb.json"
+for m in fifo dir dirb; do
+	case $m in fifo) what="is a FIFO" ;; *) what="is a directory" ;; esac
+	expect 4 timeout 20 "$PACK" create --manifest "$T/src/$m.json" "$T/c2.ninfer"
+	grep -q "objects\[0\] w: $T/src/${m%b}.bin $what, not a regular file" "$T/err" ||
+		{ cat "$T/err" >&2; fail "$m source: no message naming the object, the path and what it is"; }
+	grep -q 'WRITE_SIZE_MISMATCH' "$T/err" && fail "$m source: reported as a size mismatch"
+done
+# issue 11 item 11: reshard onto a full disk names the destination as full
+# (a 1 MiB tmpfs; needs root to mount it)
+head -c 3000000 /dev/urandom > "$T/src/big.bin"
+cat > "$T/src/big.json" <<'JSON'
+{"components": {"text": {"config": {"architectures": ["Synthetic"]}}},
+ "objects": [{"id": "big", "kind": "tensor", "shape": [1500000], "format": "bf16",
+              "layout": "contiguous_le_v1", "source": "big.bin"}],
+ "bindings": {"big": {"object": "big"}}, "uses": []}
+JSON
+expect 0 "$PACK" create -q --manifest "$T/src/big.json" --max-file-bytes 1M "$T/big.ninfer"
+mkdir "$T/full"
+if mount -t tmpfs -o size=1m nf-pack-test "$T/full" 2>/dev/null; then
+	trap 'umount "$T/full" 2>/dev/null; rm -rf "$T"' EXIT
+	for cmd in "reshard $T/big.ninfer" "create --manifest $T/src/big.json"; do
+		# shellcheck disable=SC2086
+		expect 8 "$PACK" $cmd "$T/full/out.ninfer" -q
+		grep -q 'No space left on device' "$T/err" || { cat "$T/err" >&2; fail "$cmd onto a full disk: no ENOSPC"; }
+		grep -q 'WRITE_IO: out.ninfer[.a-z0-9-]*: writing object big: No space left on device: the destination file system is full' "$T/err" ||
+			{ cat "$T/err" >&2; fail "$cmd onto a full disk: the destination is not named as full"; }
+		grep -q 'WRITE_SOURCE\|reading source' "$T/err" && { cat "$T/err" >&2; fail "$cmd: a full destination blamed on the source"; }
+		[ -z "$(ls -A "$T/full")" ] || fail "$cmd onto a full disk left $(ls -A "$T/full")"
+	done
+	umount "$T/full"
+	trap 'rm -rf "$T"' EXIT
+else
+	echo "skip: cannot mount a tmpfs (not root?): full-disk messages not checked"
+fi
 ls "$T" | grep -q 'c2' && fail "failed create left files"
 ls -a "$T" | grep -q '\.tmp-' && fail "temporary directory left behind"
 echo "ok"

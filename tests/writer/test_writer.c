@@ -746,6 +746,55 @@ START_TEST(fail_missing_source)
 }
 END_TEST
 
+/* Issue 11 item 6: a source that is not a regular file (a FIFO, which a
+ * blocking open would wait on forever, a directory, a device) is a
+ * WRITE_SOURCE finding naming the object and the path and saying what it
+ * is; nothing is left behind.  A FIFO with no writer must not hang: the
+ * tcase timeout fails the test if it does. */
+START_TEST(fail_source_not_regular)
+{
+	static const struct {
+		const char *name, *what;
+	} kinds[] = {{"fifo", "is a FIFO"}, {"dir", "is a directory"}, {"/dev/null", "is a character device"}};
+	struct nf_write_object o[2];
+	v71_init(o);
+	char *d = tmpdir_new(), *e, *src[3];
+	ck_assert_int_ge(asprintf(&e, "%s/x.ninfer", d), 0);
+	ck_assert_int_ge(asprintf(&src[0], "%s/fifo", d), 0);
+	ck_assert_int_ge(asprintf(&src[1], "%s/dir", d), 0);
+	src[2] = strdup("/dev/null");
+	ck_assert_int_eq(mkfifo(src[0], 0644), 0);
+	ck_assert_int_eq(mkdir(src[1], 0755), 0);
+	json_t *dir = small_dir();
+	struct nf_write_opts opts = {.max_file_bytes = 12288};
+	for (int k = 0; k < 3; k++) {
+		struct nf_report r;
+		nf_report_init(&r);
+		o[0].source = NF_SRC_FILE;
+		o[0].path = src[k];
+		int rc = nf_write_artifact(e, dir, o, 2, &opts, &r);
+		ck_assert_int_eq(rc, -EINVAL);
+		const struct nf_finding *f = NULL;
+		for (size_t i = 0; i < r.count; i++)
+			if (!strcmp(r.items[i].code, "WRITE_SOURCE"))
+				f = &r.items[i];
+		ck_assert_ptr_nonnull(f);
+		ck_assert_str_eq(f->where, "object matrix");
+		ck_assert_msg(strstr(f->evidence, src[k]) && strstr(f->evidence, kinds[k].what) &&
+			      strstr(f->evidence, "not a regular file"), "%s", f->evidence);
+		nf_report_free(&r);
+		ck_assert_uint_eq(count_entries(d), 2);   /* only the fifo and the dir */
+	}
+	json_decref(dir);
+	v71_free(o);
+	rm_rf(d);
+	free(d);
+	free(e);
+	for (int k = 0; k < 3; k++)
+		free(src[k]);
+}
+END_TEST
+
 /* A source on another file system (copy_file_range may say EXDEV: the
  * pread/pwrite fallback copies). */
 START_TEST(source_on_other_fs)
@@ -937,6 +986,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(t, fail_wrong_size);
 	tcase_add_test(t, fail_bad_reference);
 	tcase_add_test(t, fail_missing_source);
+	tcase_add_test(t, fail_source_not_regular);
 	tcase_add_test(t, source_on_other_fs);
 	tcase_add_test(t, fail_unwritable_dir);
 	tcase_add_test(t, never_replaces);
