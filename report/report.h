@@ -1,4 +1,4 @@
-/* reader/report.h — findings and the validation report.
+/* report/report.h — findings and the validation report.
  *
  * A finding is a value: severity, scope, a stable code, where (the record,
  * e.g. "objects[3] w.attn.qk"), and evidence (what was seen and which rule

@@ -1,4 +1,4 @@
-/* reader/report.c — findings as values (contract §4, §5).
+/* report/report.c — findings as values (contract §4, §5).
  *
  * A report is a growing array of findings.  Adding never fails loudly: on
  * OOM the finding is dropped and `oom` is set, which the exit status turns
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/report.h"
+#include "report/report.h"
 
 void nf_report_init(struct nf_report *r)
 {
