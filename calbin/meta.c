@@ -280,12 +280,12 @@ static void set_text(struct cb_meta_out *m, const struct toks *t, uint64_t linen
 	uint64_t dummy = 0;
 	if (!line_field)
 		line_field = &dummy;
+	if (!want_tokens(m, t, lineno, key, 2, "KEY VALUE") || !want_name(m, t, lineno, key, 1))
+		return;
 	if (*field) {
 		duplicate(m, lineno, key, *line_field);
 		return;
 	}
-	if (!want_tokens(m, t, lineno, key, 2, "KEY VALUE") || !want_name(m, t, lineno, key, 1))
-		return;
 	*field = dup_tok(m, t, 1);
 	*line_field = lineno;
 }
@@ -293,13 +293,14 @@ static void set_text(struct cb_meta_out *m, const struct toks *t, uint64_t linen
 static void set_dec(struct cb_meta_out *m, const struct toks *t, uint64_t lineno,
 		    const char *key, bool *has, uint64_t *field, uint64_t *line_field)
 {
+	uint64_t v;
+	if (!want_tokens(m, t, lineno, key, 2, "KEY <dec>") || !want_dec(m, t, lineno, key, 1, key, &v))
+		return;
 	if (*has) {
 		duplicate(m, lineno, key, *line_field);
 		return;
 	}
-	if (!want_tokens(m, t, lineno, key, 2, "KEY <dec>") ||
-	    !want_dec(m, t, lineno, key, 1, key, field))
-		return;
+	*field = v;
 	*has = true;
 	*line_field = lineno;
 }
@@ -413,14 +414,16 @@ static void top_line(struct cb_meta_out *m, const struct toks *t, uint64_t linen
 		top_device(m, t, lineno);
 	} else if (tok_is(t, 0, "device_memory_required:")) {
 		const char *key = "device_memory_required";
+		uint64_t v;
+		if (!want_tokens(m, t, lineno, key, 3, "device_memory_required: <dec> MB") ||
+		    !want_dec(m, t, lineno, key, 1, key, &v) ||
+		    !want_word(m, t, lineno, key, 2, "MB", "device_memory_required: <dec> MB"))
+			return;
 		if (top->has_mem_required) {
 			duplicate(m, lineno, key, top->line_mem_required);
 			return;
 		}
-		if (!want_tokens(m, t, lineno, key, 3, "device_memory_required: <dec> MB") ||
-		    !want_dec(m, t, lineno, key, 1, key, &top->mem_required_mb) ||
-		    !want_word(m, t, lineno, key, 2, "MB", "device_memory_required: <dec> MB"))
-			return;
+		top->mem_required_mb = v;
 		top->has_mem_required = true;
 		top->line_mem_required = lineno;
 	} else if (tok_is(t, 0, "model_arch")) {
@@ -530,10 +533,6 @@ static void sub_line(struct cb_meta_out *m, const struct toks *t, uint64_t linen
 	} else if (tok_is(t, 0, "calc_mchip")) {
 		set_text(m, t, lineno, "calc_mchip", &s->calc_mchip, NULL);
 	} else if (tok_is(t, 0, "calc_utype")) {
-		if (s->calc_utype) {
-			duplicate(m, lineno, "calc_utype", 0);
-			return;
-		}
 		if (!want_tokens(m, t, lineno, "calc_utype", 2, "calc_utype [a,b,...]"))
 			return;
 		if (!tok_list(t->s[1], t->len[1])) {
@@ -541,27 +540,33 @@ static void sub_line(struct cb_meta_out *m, const struct toks *t, uint64_t linen
 			       "spaces", TOKA(t, 1));
 			return;
 		}
+		if (s->calc_utype) {
+			duplicate(m, lineno, "calc_utype", 0);
+			return;
+		}
 		s->calc_utype = dup_tok(m, t, 1);
 	} else if (tok_is(t, 0, "workload")) {
+		uint64_t v;
+		if (!want_tokens(m, t, lineno, "workload", 3, "workload <dec> Byte") ||
+		    !want_dec(m, t, lineno, "workload", 1, "workload", &v) ||
+		    !want_word(m, t, lineno, "workload", 2, "Byte", "workload <dec> Byte"))
+			return;
 		if (s->has_workload) {
 			duplicate(m, lineno, "workload", 0);
 			return;
 		}
-		if (!want_tokens(m, t, lineno, "workload", 3, "workload <dec> Byte") ||
-		    !want_dec(m, t, lineno, "workload", 1, "workload", &s->workload) ||
-		    !want_word(m, t, lineno, "workload", 2, "Byte", "workload <dec> Byte"))
-			return;
+		s->workload = v;
 		s->has_workload = true;
 	} else if (tok_is(t, 0, "ccu_stack_config")) {
 		static const char form[] = "ccu_stack_config location <dram|sram>";
-		if (s->ccu_stack_location) {
-			duplicate(m, lineno, "ccu_stack_config", 0);
-			return;
-		}
 		if (!want_tokens(m, t, lineno, "ccu_stack_config", 3, form) ||
 		    !want_word(m, t, lineno, "ccu_stack_config", 1, "location", form) ||
 		    !want_name(m, t, lineno, "ccu_stack_config", 2))
 			return;
+		if (s->ccu_stack_location) {
+			duplicate(m, lineno, "ccu_stack_config", 0);
+			return;
+		}
 		s->ccu_stack_location = dup_tok(m, t, 2);
 	} else if (tok_is(t, 0, "icsr")) {
 		sub_icsr(m, t, lineno);

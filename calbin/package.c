@@ -383,14 +383,19 @@ int cb_package_open(const char *dir, const struct cb_options *opt, struct nf_rep
 		free(p);
 		return -ENOMEM;
 	}
-	/* The package name: the last component of the path, without slashes. */
-	size_t len = strlen(dir);
-	while (len > 1 && dir[len - 1] == '/')
+	/* The package name: the last component of the real path ("." and
+	 * trailing slashes name the directory they stand for). */
+	char *real = realpath(dir, NULL);
+	const char *full = real ? real : dir;
+	size_t len = strlen(full);
+	while (len > 1 && full[len - 1] == '/')
 		len--;
 	size_t start = len;
-	while (start > 0 && dir[start - 1] != '/')
+	while (start > 0 && full[start - 1] != '/')
 		start--;
-	if (!(p->name = strndup(dir + start, len - start))) {
+	p->name = strndup(full + start, len - start);
+	free(real);
+	if (!p->name) {
 		cb_package_close(p);
 		return -ENOMEM;
 	}
