@@ -254,7 +254,7 @@ void cb_commands_parse(const struct cb_package *p, struct cb_commands *c, struct
 	struct dump d = {.p = p, .c = c, .r = r, .file = f->path, .type = -1};
 	int fd = cb_open_index(p, (size_t)c->file_index);
 	if (fd < 0) {
-		cb_find_op(r, 'C', "FILE_UNREADABLE", f->path, "open: %s", strerror(-fd));
+		cb_find_op(r, 'A', "FILE_UNREADABLE", f->path, "open: %s", strerror(-fd));
 		return;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -262,7 +262,7 @@ void cb_commands_parse(const struct cb_package *p, struct cb_commands *c, struct
 			       bytes_read);
 	close(fd);
 	if (rc < 0 && rc != -ENOMEM) {
-		cb_find_op(r, 'C', "FILE_UNREADABLE", f->path, "read: %s", strerror(-rc));
+		cb_find_op(r, 'A', "FILE_UNREADABLE", f->path, "read: %s", strerror(-rc));
 		return;
 	}
 	if (d.type >= 0)
@@ -286,7 +286,7 @@ int64_t cb_command_bin_count(const struct cb_package *p, int file_index, struct 
 		return -1;     /* FILE_EMPTY said it */
 	int fd = cb_open_index(p, (size_t)file_index);
 	if (fd < 0) {
-		cb_find_op(r, 'C', "FILE_UNREADABLE", f->path, "open: %s", strerror(-fd));
+		cb_find_op(r, 'A', "FILE_UNREADABLE", f->path, "open: %s", strerror(-fd));
 		return -1;
 	}
 	unsigned char h[BIN_HEADER];

@@ -54,7 +54,7 @@ void cb_elf_read(struct cb_build *b, size_t i)
 		return;       /* FILE_EMPTY said it */
 	int fd = cb_open_index(b->p, i);
 	if (fd < 0) {
-		cb_find_op(b->r, 'C', "FILE_UNREADABLE", f->path, "open: %s", strerror(-fd));
+		cb_find_op(b->r, 'A', "FILE_UNREADABLE", f->path, "open: %s", strerror(-fd));
 		return;
 	}
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);

@@ -96,6 +96,12 @@ static void onnx(struct cb_build *b)
 			continue;
 		}
 		if (!f->sha256[0]) {
+			bool seen = false;
+			for (size_t r = 0; r < nrep; r++)
+				seen |= strcmp(reported[r], base) == 0;
+			if (seen || nrep == 8)
+				continue;
+			reported[nrep++] = base;
 			CB_INFO(b->r, 'E', "SUPPLY_ONNX_NOT_VERIFIED", f->path, 0, NULL,
 				"seed §3.4: the ONNX is larger than %llu MiB; fast mode did not recompute "
 				"its hash (run with --hash)", CB_FAST_HASH_LIMIT >> 20);

@@ -191,8 +191,11 @@ void cb_sums_read(struct cb_build *b, struct cb_sums *sums)
 	if (c.findings > CB_MAX_FINDINGS_PER_FILE)
 		CB_ERR(b->r, 'A', "HASH_MANIFEST_SYNTAX", file, 0, NULL,
 		       "%zu more lines are not sha256sum lines", c.findings - CB_MAX_FINDINGS_PER_FILE);
-	if (rc == 0 && cb_sha256_final(h, p->sums_sha256))
+	if (rc == 0 && cb_sha256_final(h, p->sums_sha256)) {
 		sums->read = true;
+		memcpy(p->files[p->sums_index].sha256, p->sums_sha256, 65);
+		p->files[p->sums_index].hash = CB_HASH_COMPUTED;
+	}
 	else if (rc != 0)
 		cb_sha256_free(h);
 }

@@ -204,7 +204,8 @@ struct cb_range {
 uint64_t cb_union_bytes(struct cb_range *v, size_t n);
 
 /* report_json.c: evidence for the public report: every 0x number becomes
- * "0x?" and every absolute path "<path>" (malloc'd). */
+ * "0x?", a bare number of 9+ digits "<number>" (a 64-digit SHA-256 stays),
+ * every absolute path or one starting "../" "<path>" (malloc'd). */
 char *cb_sanitize(const char *s);
 
 /* Small helpers. */

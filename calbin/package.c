@@ -114,7 +114,7 @@ static int load_yaml(struct cb_build *b, int index, struct cb_yaml_doc *doc)
 	const char *file = p->files[index].path;
 	int fd = cb_open_index(p, (size_t)index);
 	if (fd < 0) {
-		cb_find_op(b->r, 'B', "FILE_UNREADABLE", file, "open: %s", strerror(-fd));
+		cb_find_op(b->r, 'A', "FILE_UNREADABLE", file, "open: %s", strerror(-fd));
 		return -1;
 	}
 	int rc = cb_yaml_load(fd, file, NULL, b->r, doc);
@@ -168,13 +168,13 @@ static bool read_meta(struct cb_build *b, int index, struct cb_meta_out *m)
 	m->r = b->r;
 	int fd = cb_open_index(p, (size_t)index);
 	if (fd < 0) {
-		cb_find_op(b->r, 'B', "FILE_UNREADABLE", m->file, "open: %s", strerror(-fd));
+		cb_find_op(b->r, 'A', "FILE_UNREADABLE", m->file, "open: %s", strerror(-fd));
 		return false;
 	}
 	int rc = cb_read_lines(fd, 1 << 16, 4096, meta_line, m, NULL, NULL, NULL);
 	close(fd);
 	if (rc < 0 && rc != -ENOMEM) {
-		cb_find_op(b->r, 'B', "FILE_UNREADABLE", m->file, "read: %s", strerror(-rc));
+		cb_find_op(b->r, 'A', "FILE_UNREADABLE", m->file, "read: %s", strerror(-rc));
 		return false;
 	}
 	cb_meta_finish(m);
@@ -272,7 +272,7 @@ static json_t *read_json(struct cb_build *b, const char *path)
 	}
 	int fd = cb_open_index(p, (size_t)i);
 	if (fd < 0) {
-		cb_find_op(b->r, 'S', "FILE_UNREADABLE", path, "open: %s", strerror(-fd));
+		cb_find_op(b->r, 'A', "FILE_UNREADABLE", path, "open: %s", strerror(-fd));
 		return NULL;
 	}
 	FILE *fp = fdopen(fd, "r");

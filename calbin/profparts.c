@@ -58,7 +58,7 @@ void cb_profparts_read(struct cb_build *b, struct cb_submodel *s)
 		const char *file = p->files[pp->file_index].path;
 		int fd = cb_open_index(p, (size_t)pp->file_index);
 		if (fd < 0) {
-			cb_find_op(b->r, 'C', "FILE_UNREADABLE", file, "open: %s", strerror(-fd));
+			cb_find_op(b->r, 'A', "FILE_UNREADABLE", file, "open: %s", strerror(-fd));
 			continue;
 		}
 		struct pp_ctx c = {.b = b, .pp = pp, .file = file};
@@ -67,7 +67,7 @@ void cb_profparts_read(struct cb_build *b, struct cb_submodel *s)
 		if (rc == -ENOMEM)
 			b->r->oom = true;
 		else if (rc < 0)
-			cb_find_op(b->r, 'C', "FILE_UNREADABLE", file, "read: %s", strerror(-rc));
+			cb_find_op(b->r, 'A', "FILE_UNREADABLE", file, "read: %s", strerror(-rc));
 		if (c.findings > CB_MAX_FINDINGS_PER_FILE)
 			CB_ERR(b->r, 'B', "PROFPART_SYNTAX", file, 0, NULL,
 			       "seed §7.1: %zu more lines are not op names",

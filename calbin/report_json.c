@@ -9,7 +9,10 @@
  *
  * The public variant (§11: "分享给业务/客户的净化版去掉 vaddr、源绝对路径和命令
  * 地址") drops every vaddr field, the overlap list, argv, and rewrites the
- * evidence: a 0x number becomes "0x?" and an absolute path "<path>". */
+ * evidence: a 0x number becomes "0x?", a bare number of 9 or more digits
+ * (an address written without 0x, quoted from a malformed line)
+ * "<number>", and an absolute path (or one that climbs out with "../")
+ * "<path>". */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -59,12 +62,36 @@ static bool is_hex(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* An absolute path, or one that climbs out ("../"), starts here. */
 static bool path_start(const char *s, size_t i)
 {
-	if (s[i] != '/' || !s[i + 1] || s[i + 1] == ' ')
+	bool up = s[i] == '.' && s[i + 1] == '.' && s[i + 2] == '/';
+	if (!up && (s[i] != '/' || !s[i + 1] || s[i + 1] == ' '))
 		return false;
+	/* "a/../b" inside a relative path stays: only a path that starts
+	 * with "../" climbs out. */
 	return i == 0 || s[i - 1] == ' ' || s[i - 1] == '\'' || s[i - 1] == '"' || s[i - 1] == '(' ||
 	       s[i - 1] == '=' || s[i - 1] == ':';
+}
+
+static bool is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+/* A run of hex digits at s[i] that could be an address written without
+ * 0x (a malformed line quoted in evidence): 9 or more digits, standing
+ * alone, and not a 64-digit SHA-256.  Its length, or 0. */
+static size_t bare_number(const char *s, size_t i)
+{
+	if (i > 0 && is_alnum(s[i - 1]))
+		return 0;
+	size_t j = i;
+	while (is_hex(s[j]))
+		j++;
+	if (is_alnum(s[j]) || j - i < 9 || j - i == 64)
+		return 0;
+	return j - i;
 }
 
 /* evidence without addresses and absolute paths (malloc'd). */
@@ -75,14 +102,19 @@ char *cb_sanitize(const char *s)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n;) {
-		if (s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') && is_hex(s[i + 2]) &&
+		size_t bare = bare_number(s, i);
+		if (bare) {
+			i += bare;
+			memcpy(out + k, "<number>", 8);
+			k += 8;
+		} else if (s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') && is_hex(s[i + 2]) &&
 		    (i == 0 || !is_hex(s[i - 1]))) {
 			i += 2;
 			while (is_hex(s[i]))
 				i++;
 			memcpy(out + k, "0x?", 3);
 			k += 3;
-		} else if (path_start(s, i)) {
+		} else if (path_start(s, i) && (i == 0 || s[i - 1] != '/')) {
 			while (s[i] && s[i] != ' ' && s[i] != '\'' && s[i] != '"' && s[i] != ')' &&
 			       s[i] != ',')
 				i++;

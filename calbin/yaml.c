@@ -577,7 +577,7 @@ static int load(struct source *src, const char *file, const struct cb_yaml_limit
 				fail(&b, "YAML_LIMIT", 0, "the file is larger than %" PRIu64 " bytes",
 				     lim->max_bytes);
 			else if (src->io_error)
-				cb_find_op(r, 'B', "FILE_UNREADABLE", file, "read: %s", strerror(src->err));
+				cb_find_op(r, 'A', "FILE_UNREADABLE", file, "read: %s", strerror(src->err));
 			else if (parser.error == YAML_MEMORY_ERROR)
 				b.oom = true;
 			else

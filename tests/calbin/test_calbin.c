@@ -525,6 +525,13 @@ START_TEST(test_sanitize)
 		{"sha 3f1e0c9b", "sha 3f1e0c9b"},
 		{"at /abs/path, then 0xdeadBEEF.", "at <path>, then 0x?."},
 		{"size 163840 of int32", "size 163840 of int32"},
+		{"a symlink to '../x' leads out", "a symlink to '<path>' leads out"},
+		{"a/../b and ..x stay", "a/../b and ..x stay"},
+		{"vaddr '0000000010002200' is not hex", "vaddr '<number>' is not hex"},
+		{"of 9605632 bytes, 4294967296", "of 9605632 bytes, <number>"},
+		{"is 3d914d9251cd9845e125736f05b772ad50a387b4086c2e1bb5a4c0f1e6c5d07a, ok",
+		 "is 3d914d9251cd9845e125736f05b772ad50a387b4086c2e1bb5a4c0f1e6c5d07a, ok"},
+		{"cpu_chip0_ping.bin name_123456789", "cpu_chip0_ping.bin name_123456789"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *s = cb_sanitize(cases[i].in);
