@@ -59,9 +59,13 @@ void cb_elf_read(struct cb_build *b, size_t i)
 	}
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
 	GElf_Ehdr eh;
-	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
+	if (!e || elf_kind(e) != ELF_K_ELF) {
 		CB_ERR(b->r, 'C', "ELF_INVALID", f->path, 0, NULL,
-		       "seed §5.2: not an ELF file libelf can read (%s)", elf_errmsg(-1));
+		       "seed §5.2: not an ELF file (no ELF magic, or libelf cannot read it: %s)",
+		       elf_errmsg(0) ? elf_errmsg(0) : "no header");
+	} else if (!gelf_getehdr(e, &eh)) {
+		CB_ERR(b->r, 'C', "ELF_INVALID", f->path, 0, NULL,
+		       "seed §5.2: libelf cannot read the ELF header: %s", elf_errmsg(-1));
 	} else {
 		x->ok = true;
 		x->elf_class = (unsigned)gelf_getclass(e);

@@ -127,6 +127,45 @@ static const struct variant {
 	{"vocab_mismatch", "config.json vocab_size 152064"},
 	{"hash_wrong", "SHA256SUMS with one wrong digest (hparam.yaml)"},
 	{"no_hash_manifest", "no SHA256SUMS"},
+	{"no_commit", "git_commit_id without lib/tvm"},
+	{"manifest_key_missing", "the decode model_info without theta_base"},
+	{"manifest_key_type", "the prefill batch_num a string"},
+	{"submodel_name", "one_model_cfg with a third submodel 'draft'"},
+	{"meta_value", "model_type vlm"},
+	{"meta_key_missing", "no calcc_ver line"},
+	{"symlink_broken", "version.py a symlink to nothing"},
+	{"symlink_dir", "__Tokenizer/again a symlink to its own directory"},
+	{"hash_listed_missing", "SHA256SUMS lists ghost.bin"},
+	{"hash_uncovered", "SHA256SUMS without version.py"},
+	{"hash_syntax", "a SHA256SUMS line with a short digest"},
+	{"json_syntax", "generation_config.json not JSON"},
+	{"chips_mismatch", "the decode device_cfg chip_nums 4"},
+	{"role_conflict", "the decode is_prefill true"},
+	{"device_mismatch", "runtime_compat.chip ks2"},
+	{"io_pingpong", "the decode obuf with pong = ping"},
+	{"io_missing", "the decode without its position_ids ibuf"},
+	{"decl_undeclared", "the decode metadata without ccu1_chip0.elf"},
+	{"decl_path", "a declaration naming ../x.bin"},
+	{"elf_invalid", "the decode's ccu1_chip0.elf not an ELF"},
+	{"opio_syntax", "an op I/O entry with three fields"},
+	{"opio_role", "an op I/O role input_500"},
+	{"profpart_syntax", "a profparts line with a blank"},
+	{"map_domain", "a map line outside every reservation"},
+	{"cmd_mask", "a command with chip 2's mask (2 chips)"},
+	{"cmd_bin_header", "a command .bin without CALCMD01"},
+	{"cmd_id_sequence", "a command dump whose ids skip one"},
+	{"kv_unknown", "no k0_head_dim and no config.json head_dim"},
+	{"kv_heads3", "3 KV heads on 2 chips"},
+	{"opio_outside", "an op I/O address in no reservation"},
+	{"mem_capacity", "dram_rsvd smaller than parameters + KV"},
+	{"onnx_hash_missing", "no onnx_hash"},
+	{"field_invalid", "quant_config_sha256 not a digest"},
+	{"special_token", "no PAD token anywhere"},
+	{"token_id", "generation_config bos_token_id 200000"},
+	{"tokenizer_missing", "no __Tokenizer/vocab.json"},
+	{"optional_missing", "no version.py"},
+	{"pkg_limit", "directories nested 9 deep"},
+	{"json_too_large", "a 65 MiB tokenizer_config.json"},
 	{"big_file", "a 65 MiB ONNX (sparse): beyond what --fast hashes"},
 	{"big_hash_wrong", "a 65 MiB ONNX whose SHA256SUMS digest is wrong"},
 };
@@ -139,6 +178,7 @@ struct gen {
 	const char *x86_so;
 	unsigned layers;       /* in the graph */
 	unsigned hf_layers;    /* config.json */
+	unsigned kv_heads;     /* manifest and config.json */
 	uint64_t ws;           /* workspace base (DRAM, after params and KV) */
 	uint64_t kv_base;
 	char onnx_sha[65];
@@ -342,14 +382,18 @@ static void write_top_meta(const struct gen *g)
 	char *path = pathf(g, "model_memory_reserved_info.txt");
 	FILE *f = openw(path);
 	bool sample = is(g, "sample") || is(g, "mem_unit");
-	fprintf(f, "calcc_ver: v0.1\n");
+	if (!is(g, "meta_key_missing"))
+		fprintf(f, "calcc_ver: v0.1\n");
 	fprintf(f, "device0: [ks1]\n");
 	fprintf(f, "device_memory_required: %s MB\n", sample ? "16777216" : "16384");
 	fprintf(f, "model_arch %s\n", is(g, "name_mismatch") ? "Qwen3-30B-A3B-bs1-ctx32768-2chip" : MODEL);
-	fprintf(f, "model_type llm\n");
+	fprintf(f, "model_type %s\n", is(g, "meta_value") ? "vlm" : "llm");
 	fprintf(f, "n_batch 1\n");
 	fprintf(f, "max_seq_len 40960\n");
-	fprintf(f, "dram_rsvd vaddr 0x%016" PRIx64 " size %" PRIu64 "\n", DRAM_BASE, DRAM_SIZE);
+	uint64_t dram = DRAM_SIZE;
+	if (is(g, "mem_capacity"))   /* the parameters fit, parameters + KV do not */
+		dram = g->kv_base - DRAM_BASE + KV_PER_CHIP - 4096;
+	fprintf(f, "dram_rsvd vaddr 0x%016" PRIx64 " size %" PRIu64 "\n", DRAM_BASE, dram);
 	fprintf(f, "sram_rsvd vaddr 0x%016" PRIx64 " size %" PRIu64 "\n", SRAM_BASE, SRAM_SIZE);
 	if (is(g, "meta_size_hex"))
 		fprintf(f, "sync_rsvd vaddr 0x%016" PRIx64 " size 0x%" PRIx64 "\n", SYNC_BASE, SYNC_SIZE);
@@ -370,6 +414,8 @@ static void write_top_meta(const struct gen *g)
 				vaddr = segs[c].v[2].vaddr + 0x100;   /* into the previous DRAM tensor */
 			if (is(g, "map_missing_file") && c == 1 && i == 7)
 				file = "param_blk2.bin";
+			if (is(g, "map_domain") && c == 1 && i == 9)
+				vaddr = 0x7000000000ull;
 			char line[512];
 			snprintf(line, sizeof line, "%s offset 0x%" PRIx64 " vaddr 0x%016" PRIx64
 				 " size 0x%" PRIx64 " chip 00000000 00000000 %08x", file, s->offset, vaddr,
@@ -434,8 +480,11 @@ static void write_sub_meta(const struct gen *g, const char *dir, bool prefill)
 			}
 	for (int c = 0; c < CHIPS; c++)
 		for (int core = 0; core < CORES; core++)
-			fprintf(f, "ccu%d_chip%d.elf location dram chip 00000000 00000000 %08x\n", core, c,
-				1u << c);
+			if (!(is(g, "decl_undeclared") && !prefill && c == 0 && core == 1))
+				fprintf(f, "ccu%d_chip%d.elf location dram chip 00000000 00000000 %08x\n", core,
+					c, 1u << c);
+	if (is(g, "decl_path") && prefill)
+		fprintf(f, "../x.bin chip 00000000 00000000 00000001\n");
 	fprintf(f, "icsr model_entry offset 0x0\n");
 	fprintf(f, "icsr ping_pong_sel offset 0x40\n");
 	struct bufdef b[3];
@@ -453,6 +502,10 @@ static void write_sub_meta(const struct gen *g, const char *dir, bool prefill)
 			size++;
 		if (is(g, "io_dtype") && !prefill && i == 2)
 			dtype = "float8";
+		if (is(g, "io_missing") && !prefill && i == 1)
+			continue;
+		if (is(g, "io_pingpong") && !prefill && i == 2)
+			b[i].pong = b[i].ping;
 		fprintf(f, "%s %s shape %s type %s vaddr 0x%016" PRIx64 " 0x%016" PRIx64 " size %" PRIu64
 			"\n", b[i].out ? "obuf" : "ibuf", b[i].name, shape, dtype, b[i].ping, b[i].pong,
 			size);
@@ -566,6 +619,12 @@ static void op(struct opgen *o, const char *kind, bool on_chip0, bool on_chip1,
 			tensor(f, &first, key, x->vaddr, x->dims, x->rank, x->dtype, "kv_write");
 		}
 	}
+	if (o->prefill && o->nops == 200 && is(o->g, "opio_syntax"))
+		fprintf(f, ", args_%u: [0x%" PRIx64 ", [8], int8]", a++, o->lo);
+	if (o->prefill && o->nops == 201 && is(o->g, "opio_role"))
+		fprintf(f, ", args_%u: [0x%" PRIx64 ", [8], int8, input_500]", a++, o->lo);
+	if (o->prefill && o->nops == 202 && is(o->g, "opio_outside"))
+		fprintf(f, ", args_%u: [0x7000000000, [8], int8, stray]", a++);
 	uint64_t bytes = o->act_bytes;
 	uint64_t at = tile(&o->cursor, o->lo, o->hi, &bytes);
 	o->prev_vaddr = at;
@@ -713,6 +772,8 @@ static unsigned write_graph(const struct gen *g, const char *dir, bool prefill)
 		op(&o, "nbu_sync", true, true, NULL, 0, false);
 	if (is(g, "profpart_unknown_op") && prefill)
 		fprintf(o.pp[1], "nbu_fused_matmul_add_clib_9999\n");
+	if (is(g, "profpart_syntax") && !prefill)
+		fprintf(o.pp[0], "nbu_cast_0 nbu_cast_1\n");
 	closew(o.yaml, ypath);
 	closew(o.pp[0], pp0);
 	closew(o.pp[1], pp1);
@@ -738,7 +799,8 @@ static void write_commands(const struct gen *g, const char *dir, const char *eng
 	bool bad_count = is(g, "cmd_count") && pld && chip == 0 && strstr(dir, "decode");
 	/* cmd_count: a .bin that is whole but one command short of its dump. */
 	uint32_t hcount = bad_count ? count - 1 : count;
-	fwrite("CALCMD01", 1, 8, b);
+	bool bad_magic = is(g, "cmd_bin_header") && !pld && chip == 0 && strstr(dir, "prefill");
+	fwrite(bad_magic ? "CALCMD00" : "CALCMD01", 1, 8, b);
 	fwrite(&hcount, 4, 1, b);
 	fwrite(&rec, 4, 1, b);
 	uint64_t base = total / n, extra = total % n;
@@ -746,6 +808,9 @@ static void write_commands(const struct gen *g, const char *dir, const char *eng
 		uint64_t size = base + (i < extra);
 		uint64_t src = DRAM_BASE + (i * 4096) % DRAM_SIZE, dst = g->ws + (i * 8192) % (1ull << 30);
 		unsigned ty = (unsigned)(i % ntypes);
+		bool tweak = pld && chip == 1 && i == 5 && strstr(dir, "decode");
+		unsigned mask = tweak && is(g, "cmd_mask") ? 4u : 1u << chip;
+		uint64_t id = tweak && is(g, "cmd_id_sequence") ? i + 1 : i;
 		if (is(g, "cmd_syntax") && pld && chip == 1 && i == 7 && strstr(dir, "decode"))
 			fprintf(t, "# %s\ncmdId=%" PRIu64 " chipMask95_64=0x00000000 chipMask63_32=0x00000000 "
 				"chipMask31_0=0x%08x srcAddr=%" PRIx64 " dstAddr=0x%" PRIx64 " dataSize=%"
@@ -754,7 +819,7 @@ static void write_commands(const struct gen *g, const char *dir, const char *eng
 		else
 			fprintf(t, "# %s\ncmdId=%" PRIu64 " chipMask95_64=0x00000000 chipMask63_32=0x00000000 "
 				"chipMask31_0=0x%08x srcAddr=0x%" PRIx64 " dstAddr=0x%" PRIx64 " dataSize=%"
-				PRIu64 " syncRegIdx=%u\n", types[ty], i, 1u << chip, src, dst, size,
+				PRIu64 " syncRegIdx=%u\n", types[ty], id, mask, src, dst, size,
 				(unsigned)(i % 16));
 		struct {
 			uint32_t id, m[3];
@@ -865,7 +930,7 @@ static void manifest_submodel(const struct gen *g, FILE *f, bool prefill)
 	uint64_t ids[2] = {1, tokens};
 	shape(f, "input_ids", ids, 2);
 	shape(f, "position_ids", ids, 2);
-	uint64_t kv[4] = {1, KV_HEADS, prefill ? 0 : SEQ - 1, HEAD_DIM};
+	uint64_t kv[4] = {1, g->kv_heads, prefill ? 0 : SEQ - 1, HEAD_DIM};
 	for (unsigned l = 0; l < g->layers; l++) {
 		char n[32];
 		snprintf(n, sizeof n, "past_key_%u", l);
@@ -875,21 +940,26 @@ static void manifest_submodel(const struct gen *g, FILE *f, bool prefill)
 		snprintf(n, sizeof n, "past_value_%u", l);
 		shape(f, n, kv, 4);
 	}
-	fprintf(f, "    model_info:\n"
-		   "      batch_num: 1\n"
-		   "      q0_head_num: %d\n"
-		   "      k0_head_num: %d\n"
-		   "      v_head_num: %d\n"
-		   "      q0_head_dim: %" PRIu64 "\n"
-		   "      k0_head_dim: %" PRIu64 "\n"
-		   "      v_head_dim: %" PRIu64 "\n"
-		   "      theta_base: 1000000.0\n"
-		   "      max_seq_len: 40960\n"
+	fprintf(f, "    model_info:\n");
+	if (prefill && is(g, "manifest_key_type"))
+		fprintf(f, "      batch_num: one\n");
+	else
+		fprintf(f, "      batch_num: 1\n");
+	fprintf(f, "      q0_head_num: %d\n"
+		   "      k0_head_num: %u\n"
+		   "      v_head_num: %u\n"
+		   "      q0_head_dim: %" PRIu64 "\n", Q_HEADS, g->kv_heads, g->kv_heads, HEAD_DIM);
+	if (!is(g, "kv_unknown"))
+		fprintf(f, "      k0_head_dim: %" PRIu64 "\n", HEAD_DIM);
+	fprintf(f, "      v_head_dim: %" PRIu64 "\n", HEAD_DIM);
+	if (!(is(g, "manifest_key_missing") && !prefill))
+		fprintf(f, "      theta_base: 1000000.0\n");
+	fprintf(f, "      max_seq_len: 40960\n"
 		   "      is_encoder: false\n"
 		   "      is_prefill: %s\n"
-		   "      alibi: false\n", Q_HEADS, KV_HEADS, KV_HEADS, HEAD_DIM, HEAD_DIM, HEAD_DIM,
-		prefill ? "true" : "false");
-	fprintf(f, "    device_cfg:\n      chip_nums: %d\n      calcore_num: %d\n", CHIPS, CORES);
+		   "      alibi: false\n", prefill || is(g, "role_conflict") ? "true" : "false");
+	fprintf(f, "    device_cfg:\n      chip_nums: %d\n      calcore_num: %d\n",
+		!prefill && is(g, "chips_mismatch") ? 4 : CHIPS, CORES);
 	fprintf(f, "    calcc_env_cfg:\n"
 		   "      with_codegen: true\n"
 		   "      with_op_case: true\n"
@@ -913,10 +983,14 @@ static void write_manifest(const struct gen *g)
 	fprintf(f, "one_model_cfg:\n");
 	manifest_submodel(g, f, true);
 	manifest_submodel(g, f, false);
-	fprintf(f, "onnx_hash:\n  - %s\n  - %s\n", g->onnx_sha, g->onnx_sha);
+	if (is(g, "submodel_name"))
+		fprintf(f, "  draft: {}\n");
+	if (!is(g, "onnx_hash_missing"))
+		fprintf(f, "onnx_hash:\n  - %s\n  - %s\n", g->onnx_sha, g->onnx_sha);
 	fprintf(f, "git_commit_id:\n"
-		   "  calcc: 575c2d4e9b1f3a7c8d2e6f0a1b3c5d7e9f1a2b3c\n"
-		   "  lib/tvm: 7aebd1c3e5f7091b2d4f6a8c0e2b4d6f8a0c2e4b\n");
+		   "  calcc: 575c2d4e9b1f3a7c8d2e6f0a1b3c5d7e9f1a2b3c\n");
+	if (!is(g, "no_commit"))
+		fprintf(f, "  lib/tvm: 7aebd1c3e5f7091b2d4f6a8c0e2b4d6f8a0c2e4b\n");
 	fprintf(f, "golden_hash:\n");
 	static const char *const gk[] = {"golden_prefill", "golden_decode"};
 	for (int k = 0; k < 2; k++) {
@@ -939,17 +1013,19 @@ static void write_manifest(const struct gen *g)
 			fprintf(f, "  compiler_oci_digest: sha256:"
 				   "3f1e0c9b7a5d3e1f2c4b6a8d0e2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f\n");
 		fprintf(f, "  compiler_image: registry.example.com/calculet/calcc:0.7.6\n"
-			   "  quant_config_sha256: "
-			   "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9\n"
+			   "  quant_config_sha256: %s\n"
 			   "  calibration_manifest_sha256: "
 			   "1b2c3d4e5f60718293a4b5c6d7e8f9011b2c3d4e5f60718293a4b5c6d7e8f901\n"
 			   "  oplib_version: calc-oplib 0.7.6\n"
 			   "  calbin_schema_version: calbin-schema/1\n"
 			   "  runtime_compat:\n"
-			   "    chip: ks1\n"
+			   "    chip: %s\n"
 			   "    runtime: 0.7.6\n"
 			   "    driver: 2.3.1\n"
-			   "    firmware: 1.9.0\n");
+			   "    firmware: 1.9.0\n",
+			is(g, "field_invalid") ? "xyz"
+			: "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9",
+			is(g, "device_mismatch") ? "ks2" : "ks1");
 	}
 	closew(f, path);
 }
@@ -966,23 +1042,28 @@ static void write_tokenizer(const struct gen *g)
 		 "{\n  \"architectures\": [\"Qwen3MoeForCausalLM\"],\n  \"model_type\": \"qwen3_moe\",\n"
 		 "  \"hidden_size\": 2048,\n  \"num_hidden_layers\": %u,\n"
 		 "  \"num_attention_heads\": 32,\n  \"num_key_value_heads\": %d,\n"
-		 "  \"head_dim\": 128,\n  \"vocab_size\": %d,\n  \"max_position_embeddings\": 40960,\n"
+		 "%s  \"vocab_size\": %d,\n  \"max_position_embeddings\": 40960,\n"
 		 "  \"rope_theta\": 1000000.0,\n  \"num_experts\": 128,\n  \"num_experts_per_tok\": 8,\n"
 		 "  \"moe_intermediate_size\": 768,\n  \"torch_dtype\": \"bfloat16\",\n"
 		 "  \"bos_token_id\": 151643,\n  \"eos_token_id\": 151645\n}\n", g->hf_layers,
-		 is(g, "heads_mismatch") ? 8 : 4, is(g, "vocab_mismatch") ? 152064 : 151936);
+		 is(g, "heads_mismatch") ? 8 : (int)g->kv_heads,
+		 is(g, "kv_unknown") ? "" : "  \"head_dim\": 128,\n", is(g, "vocab_mismatch") ? 152064 : 151936);
 	write_text(pathf(g, "__Tokenizer/config.json"), buf);
+	snprintf(buf, sizeof buf,
+		 "{\n  \"bos_token_id\": %d,\n  \"eos_token_id\": [151645, 151643],\n"
+		 "%s  \"do_sample\": true,\n  \"temperature\": 0.7,\n"
+		 "  \"top_p\": 0.8,\n  \"top_k\": 20\n}\n", is(g, "token_id") ? 200000 : 151643,
+		 is(g, "special_token") ? "" : "  \"pad_token_id\": 151643,\n");
 	write_text(pathf(g, "__Tokenizer/generation_config.json"),
-		   "{\n  \"bos_token_id\": 151643,\n  \"eos_token_id\": [151645, 151643],\n"
-		   "  \"pad_token_id\": 151643,\n  \"do_sample\": true,\n  \"temperature\": 0.7,\n"
-		   "  \"top_p\": 0.8,\n  \"top_k\": 20\n}\n");
+		   is(g, "json_syntax") ? "{\"bos_token_id\": 151643,\n\"eos_token_id\": }\n" : buf);
 	bool long_ctx = is(g, "sample") || is(g, "tokenizer_context");
 	snprintf(buf, sizeof buf,
 		 "{\n  \"tokenizer_class\": \"Qwen2Tokenizer\",\n  \"model_max_length\": %d,\n"
 		 "  \"bos_token\": null,\n  \"eos_token\": \"<|im_end|>\",\n"
-		 "  \"pad_token\": \"<|endoftext|>\",\n  \"add_bos_token\": false,\n"
+		 "  \"pad_token\": %s,\n  \"add_bos_token\": false,\n"
 		 "  \"chat_template\": \"{%% for m in messages %%}<|im_start|>{{ m.role }}\\n"
-		 "{{ m.content }}<|im_end|>\\n{%% endfor %%}\"\n}\n", long_ctx ? 131072 : 40960);
+		 "{{ m.content }}<|im_end|>\\n{%% endfor %%}\"\n}\n", long_ctx ? 131072 : 40960,
+		 is(g, "special_token") ? "null" : "\"<|endoftext|>\"");
 	write_text(pathf(g, "__Tokenizer/tokenizer_config.json"), buf);
 	write_text(pathf(g, "__Tokenizer/tokenizer.json"),
 		   "{\n  \"version\": \"1.0\",\n  \"added_tokens\": [\n"
@@ -1086,7 +1167,7 @@ static void list_files(struct sums *s, const char *root, const char *rel)
 	char cmd[8192];
 	/* -L: a symlink is listed as what it resolves to (one that leads out
 	 * is never opened by calbin-check, whatever its line says). */
-	snprintf(cmd, sizeof cmd, "cd '%s' && find -L . -type f ! -name SHA256SUMS | sed 's|^\\./||' | "
+	snprintf(cmd, sizeof cmd, "cd '%s' && find -L . -type f ! -name SHA256SUMS 2>/dev/null | sed 's|^\\./||' | "
 		 "LC_ALL=C sort", dirpath);
 	if (!(p = popen(cmd, "r")))
 		die("find: %s", strerror(errno));
@@ -1130,7 +1211,13 @@ static void write_sums(const struct gen *g)
 	pthread_join(t, NULL);
 	char *path = pathf(g, "SHA256SUMS");
 	FILE *f = openw(path);
+	if (is(g, "hash_listed_missing"))
+		fprintf(f, "%s  ghost.bin\n", s.hex[0]);
+	if (is(g, "hash_syntax"))
+		fprintf(f, "0123abcd  hparam.yaml\n");
 	for (size_t i = 0; i < s.n; i++) {
+		if (is(g, "hash_uncovered") && strcmp(s.path[i], "version.py") == 0)
+			continue;
 		if ((is(g, "hash_wrong") && strcmp(s.path[i], "hparam.yaml") == 0) ||
 		    (is(g, "big_hash_wrong") && strcmp(s.path[i], onnx_name) == 0))
 			s.hex[i][0] = s.hex[i][0] == '0' ? '1' : '0';
@@ -1173,6 +1260,30 @@ static void mutate_tree(const struct gen *g)
 		die("mkfifo: %s", strerror(errno));
 	if (is(g, "unknown_file"))
 		write_text(pathf(g, "notes.txt"), "build notes\n");
+	if (is(g, "symlink_broken")) {
+		unlink(pathf(g, "version.py"));
+		if (symlink("nonexistent.py", pathf(g, "version.py")) < 0)
+			die("symlink: %s", strerror(errno));
+	}
+	if (is(g, "symlink_dir") && symlink(".", pathf(g, "__Tokenizer/again")) < 0)
+		die("symlink: %s", strerror(errno));
+	if (is(g, "tokenizer_missing"))
+		unlink(pathf(g, "__Tokenizer/vocab.json"));
+	if (is(g, "optional_missing"))
+		unlink(pathf(g, "version.py"));
+	if (is(g, "pkg_limit")) {
+		char rel[256] = "deep";
+		for (int i = 0; i < 9; i++) {
+			if (mkdir(pathf(g, "%s", rel), 0755) < 0)
+				die("mkdir: %s", strerror(errno));
+			strcat(rel, "/d");
+		}
+	}
+	if (is(g, "json_too_large") && truncate(pathf(g, "__Tokenizer/tokenizer_config.json"),
+						 65 << 20) < 0)
+		die("truncate: %s", strerror(errno));
+	if (is(g, "elf_invalid"))
+		write_text(pathf(g, "%s/ccu1_chip0.elf", DECODE), "not an ELF file\n");
 	if (is(g, "two_prefill")) {
 		char to[8192];
 		snprintf(to, sizeof to, "%s", pathf(g, "%s_prefill_1", MODEL));
@@ -1183,7 +1294,8 @@ static void mutate_tree(const struct gen *g)
 
 int main(int argc, char **argv)
 {
-	struct gen g = {.v = "clean", .x86_so = CB_X86_SO, .layers = 48, .hf_layers = 48};
+	struct gen g = {.v = "clean", .x86_so = CB_X86_SO, .layers = 48, .hf_layers = 48,
+			.kv_heads = KV_HEADS};
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--list") == 0) {
@@ -1215,6 +1327,8 @@ int main(int argc, char **argv)
 		die("unknown variant '%s' (--list)", g.v);
 	if (is(&g, "layers47"))
 		g.layers = 47;
+	if (is(&g, "kv_heads3"))
+		g.kv_heads = 3;
 	snprintf(g.outdir, sizeof g.outdir, "%s", out);
 	snprintf(g.root, sizeof g.root, "%s/%s", out, MODEL);
 	mkdir(out, 0755);

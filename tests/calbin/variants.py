@@ -330,6 +330,183 @@ def v_big_file(p, d):
     assert d["package"]["integrity"] == "partial"
 
 
+def v_no_commit(p, d):
+    one(d, "SUPPLY_COMMIT_MISSING", "E", "warning", "BLOCKED_REPRODUCIBILITY", MAN, None,
+        "git_commit_id.lib/tvm")
+
+
+def v_manifest_key_missing(p, d):
+    one(d, "MANIFEST_KEY_MISSING", "B", "error", "ERROR", MAN, line_of(p, MAN, "^    model_info:", 2),
+        "one_model_cfg.decode.model_info.theta_base")
+
+
+def v_manifest_key_type(p, d):
+    one(d, "MANIFEST_KEY_TYPE", "B", "error", "ERROR", MAN, line_of(p, MAN, "^      batch_num: one"),
+        "one_model_cfg.prefill.model_info.batch_num")
+
+
+def v_submodel_name(p, d):
+    one(d, "SUBMODEL_NAME", "B", "error", "ERROR", MAN, line_of(p, MAN, "^  draft:"), "one_model_cfg")
+
+
+def v_meta_value(p, d):
+    one(d, "META_VALUE", "B", "error", "ERROR", TOP, line_of(p, TOP, "^model_type vlm$"), "model_type")
+
+
+def v_meta_key_missing(p, d):
+    one(d, "META_KEY_MISSING", "B", "error", "ERROR", TOP, None, "calcc_ver")
+
+
+def v_symlink_broken(p, d):
+    one(d, "PKG_SYMLINK_BROKEN", "A", "error", "ERROR", "version.py", None)
+
+
+def v_symlink_dir(p, d):
+    one(d, "PKG_SYMLINK_DIR", "A", "warning", None, "__Tokenizer/again", None)
+
+
+def v_hash_listed_missing(p, d):
+    one(d, "HASH_LISTED_MISSING", "A", "error", "ERROR", "SHA256SUMS", line_of(p, "SHA256SUMS", "  ghost.bin$"),
+        "ghost.bin")
+
+
+def v_hash_uncovered(p, d):
+    one(d, "HASH_UNCOVERED", "A", "warning", None, "version.py", None)
+
+
+def v_hash_syntax(p, d):
+    one(d, "HASH_MANIFEST_SYNTAX", "A", "error", "ERROR", "SHA256SUMS", line_of(p, "SHA256SUMS", "^0123abcd "))
+
+
+def v_json_syntax(p, d):
+    one(d, "JSON_SYNTAX", "B", "error", "ERROR", "__Tokenizer/generation_config.json", 2)
+
+
+def v_chips_mismatch(p, d):
+    one(d, "CROSS_CHIPS", "C", "error", "ERROR", MAN, line_of(p, MAN, "^      chip_nums: 4"),
+        "one_model_cfg.decode.device_cfg.chip_nums")
+
+
+def v_role_conflict(p, d):
+    one(d, "CROSS_ROLE", "C", "error", "ERROR", MAN, line_of(p, MAN, "^      is_prefill: true", 2),
+        "one_model_cfg.decode.model_info.is_prefill")
+
+
+def v_device_mismatch(p, d):
+    one(d, "CROSS_DEVICE", "C", "error", "ERROR", TOP, line_of(p, TOP, "^device0: "), "device0")
+
+
+def v_io_pingpong(p, d):
+    one(d, "IO_PINGPONG", "C", "warning", None, DMETA, line_of(p, DMETA, "^obuf logits"), "obuf.logits")
+
+
+def v_io_missing(p, d):
+    one(d, "IO_MISSING", "C", "error", "ERROR", DMETA, None, "ibuf.position_ids")
+
+
+def v_decl_undeclared(p, d):
+    one(d, "DECL_UNDECLARED", "C", "warning", None, DECODE + "/ccu1_chip0.elf", None)
+
+
+def v_decl_path(p, d):
+    one(d, "DECL_NAME", "C", "error", "ERROR", PMETA, line_of(p, PMETA, r"^\.\./x\.bin "), "../x.bin")
+
+
+def v_elf_invalid(p, d):
+    one(d, "ELF_INVALID", "C", "error", "ERROR", DECODE + "/ccu1_chip0.elf", None)
+
+
+def v_opio_syntax(p, d):
+    f = one(d, "OPIO_SYNTAX", "B", "error", "ERROR", POPIO, line_of(p, POPIO, r"\[8\], int8\]"))
+    assert f["where"]["key"].endswith(".args_1"), f
+
+
+def v_opio_role(p, d):
+    one(d, "OPIO_ROLE", "C", "error", "ERROR", POPIO, line_of(p, POPIO, "input_500"))
+
+
+def v_profpart_syntax(p, d):
+    pp = "%s/%s.chip0.profparts" % (DECODE, DECODE)
+    one(d, "PROFPART_SYNTAX", "B", "error", "ERROR", pp, line_of(p, pp, " "))
+
+
+def v_map_domain(p, d):
+    one(d, "MAP_DOMAIN", "C", "error", "ERROR", TOP, line_of(p, TOP, "vaddr 0x0000007000000000"),
+        "param_blk1.bin")
+
+
+def v_cmd_mask(p, d):
+    txt = DECODE + "/pld_chip1_ping.txt"
+    f = [x for x in findings(d, "CMD_MASK") if x["where"]["file"] == txt]
+    assert len(f) == 1 and f[0]["where"]["line"] == line_of(p, txt, "chipMask31_0=0x00000004"), f
+
+
+def v_cmd_bin_header(p, d):
+    assert sorted(f["where"]["file"] for f in findings(d, "CMD_BIN_HEADER")) == [
+        PREFILL + "/cpu_chip0_ping.bin", PREFILL + "/cpu_chip0_pong.bin"]
+
+
+def v_cmd_id_sequence(p, d):
+    txt = DECODE + "/pld_chip1_ping.txt"
+    f = [x for x in findings(d, "CMD_ID_SEQUENCE") if x["where"]["file"] == txt]
+    assert len(f) == 1 and f[0]["where"]["line"] == line_of(p, txt, "^cmdId=6 "), f
+
+
+def v_kv_unknown(p, d):
+    one(d, "KV_UNKNOWN", "D", "warning", None, None, None)
+    assert d["memory"]["kv_bytes"] is None
+
+
+def v_kv_heads3(p, d):
+    one(d, "KV_SPLIT", "D", "warning", None, None, None)
+    assert d["memory"]["kv_bytes"] == 48 * 3 * 2 * 128 * 40960 * 2 and d["memory"]["kv_bytes_per_chip"] is None
+
+
+def v_opio_outside(p, d):
+    one(d, "OPIO_OUTSIDE", "D", "warning", None, POPIO, line_of(p, POPIO, "0x7000000000"))
+
+
+def v_mem_capacity(p, d):
+    # the activations beyond the shrunk reservation are OPIO_OUTSIDE (capped per file)
+    assert set(codes(d)) == {"MEM_CAPACITY", "OPIO_OUTSIDE"}, set(codes(d))
+    one(d, "MEM_CAPACITY", "D", "error", "ERROR", TOP, line_of(p, TOP, "^dram_rsvd"), "dram_rsvd")
+
+
+def v_onnx_hash_missing(p, d):
+    one(d, "SUPPLY_ONNX_HASH_MISSING", "E", "warning", "BLOCKED_REPRODUCIBILITY", MAN, None, "onnx_hash")
+
+
+def v_field_invalid(p, d):
+    one(d, "SUPPLY_FIELD_INVALID", "E", "warning", "BLOCKED_REPRODUCIBILITY", MAN,
+        line_of(p, MAN, "quant_config_sha256: xyz"), "supply_chain.quant_config_sha256")
+
+
+def v_special_token(p, d):
+    one(d, "SERVICE_SPECIAL_TOKEN", "service", "warning", "WARNING_SERVICE",
+        "__Tokenizer/tokenizer_config.json", None, "pad_token")
+
+
+def v_token_id(p, d):
+    one(d, "SERVICE_TOKEN_ID", "service", "error", "ERROR", "__Tokenizer/generation_config.json", None,
+        "bos_token_id")
+
+
+def v_tokenizer_missing(p, d):
+    one(d, "FILE_OPTIONAL_MISSING", "A", "warning", "WARNING_SERVICE", "__Tokenizer/vocab.json", None)
+
+
+def v_optional_missing(p, d):
+    one(d, "FILE_OPTIONAL_MISSING", "A", "warning", None, "version.py", None)
+
+
+def v_pkg_limit(p, d):
+    one(d, "PKG_LIMIT", "A", "error", "ERROR", "deep/d/d/d/d/d/d/d", None)
+
+
+def v_json_too_large(p, d):
+    one(d, "JSON_TOO_LARGE", "service", "warning", None, "__Tokenizer/tokenizer_config.json", None)
+
+
 CASES = {
     "clean": (0, "pass", True, [], v_clean),
     "sample": (1, "pass_with_warnings", False,
@@ -385,6 +562,45 @@ CASES = {
     "vocab_mismatch": (4, "fail", True, ["SERVICE_VOCAB"] * 2, v_vocab_mismatch),
     "hash_wrong": (4, "fail", True, ["HASH_MISMATCH"], v_hash_wrong),
     "no_hash_manifest": (1, "pass_with_warnings", True, ["HASH_MANIFEST_MISSING"], v_no_hash_manifest),
+    "no_commit": (1, "pass_with_warnings", False, ["SUPPLY_COMMIT_MISSING"], v_no_commit),
+    "manifest_key_missing": (4, "fail", True, ["MANIFEST_KEY_MISSING"], v_manifest_key_missing),
+    "manifest_key_type": (4, "fail", True, ["MANIFEST_KEY_TYPE"], v_manifest_key_type),
+    "submodel_name": (4, "fail", True, ["SUBMODEL_NAME"], v_submodel_name),
+    "meta_value": (4, "fail", True, ["META_VALUE"], v_meta_value),
+    "meta_key_missing": (4, "fail", True, ["META_KEY_MISSING"], v_meta_key_missing),
+    "symlink_broken": (4, "fail", True, ["PKG_SYMLINK_BROKEN"], v_symlink_broken),
+    "symlink_dir": (1, "pass_with_warnings", True, ["PKG_SYMLINK_DIR"], v_symlink_dir),
+    "hash_listed_missing": (4, "fail", True, ["HASH_LISTED_MISSING"], v_hash_listed_missing),
+    "hash_uncovered": (1, "pass_with_warnings", True, ["HASH_UNCOVERED"], v_hash_uncovered),
+    "hash_syntax": (4, "fail", True, ["HASH_MANIFEST_SYNTAX"], v_hash_syntax),
+    "json_syntax": (4, "fail", True, ["JSON_SYNTAX"], v_json_syntax),
+    "chips_mismatch": (4, "fail", True, ["CROSS_CHIPS"], v_chips_mismatch),
+    "role_conflict": (4, "fail", True, ["CROSS_ROLE"], v_role_conflict),
+    "device_mismatch": (4, "fail", True, ["CROSS_DEVICE"], v_device_mismatch),
+    "io_pingpong": (1, "pass_with_warnings", True, ["IO_PINGPONG"], v_io_pingpong),
+    "io_missing": (4, "fail", True, ["IO_MISSING"], v_io_missing),
+    "decl_undeclared": (1, "pass_with_warnings", True, ["DECL_UNDECLARED"], v_decl_undeclared),
+    "decl_path": (4, "fail", True, ["DECL_NAME"], v_decl_path),
+    "elf_invalid": (4, "fail", True, ["ELF_INVALID"], v_elf_invalid),
+    "opio_syntax": (4, "fail", True, ["OPIO_SYNTAX"], v_opio_syntax),
+    "opio_role": (4, "fail", True, ["OPIO_ROLE"], v_opio_role),
+    "profpart_syntax": (4, "fail", True, ["PROFPART_SYNTAX"], v_profpart_syntax),
+    "map_domain": (4, "fail", True, ["MAP_DOMAIN"], v_map_domain),
+    "cmd_mask": (4, "fail", True, ["CMD_MASK"] * 2, v_cmd_mask),
+    "cmd_bin_header": (4, "fail", True, ["CMD_BIN_HEADER"] * 2, v_cmd_bin_header),
+    "cmd_id_sequence": (1, "pass_with_warnings", True, ["CMD_ID_SEQUENCE"] * 2, v_cmd_id_sequence),
+    "kv_unknown": (1, "pass_with_warnings", True, ["KV_UNKNOWN"], v_kv_unknown),
+    "kv_heads3": (1, "pass_with_warnings", True, ["KV_SPLIT"], v_kv_heads3),
+    "opio_outside": (1, "pass_with_warnings", True, ["OPIO_OUTSIDE"], v_opio_outside),
+    "mem_capacity": (4, "fail", True, None, v_mem_capacity),
+    "onnx_hash_missing": (1, "pass_with_warnings", False, ["SUPPLY_ONNX_HASH_MISSING"], v_onnx_hash_missing),
+    "field_invalid": (1, "pass_with_warnings", False, ["SUPPLY_FIELD_INVALID"], v_field_invalid),
+    "special_token": (1, "pass_with_warnings", True, ["SERVICE_SPECIAL_TOKEN"], v_special_token),
+    "token_id": (4, "fail", True, ["SERVICE_TOKEN_ID"], v_token_id),
+    "tokenizer_missing": (1, "pass_with_warnings", True, ["FILE_OPTIONAL_MISSING"], v_tokenizer_missing),
+    "optional_missing": (1, "pass_with_warnings", True, ["FILE_OPTIONAL_MISSING"], v_optional_missing),
+    "pkg_limit": (4, "fail", True, ["PKG_LIMIT"], v_pkg_limit),
+    "json_too_large": (1, "pass_with_warnings", True, ["JSON_TOO_LARGE"], v_json_too_large),
     # --fast does not hash files over 64 MiB: both pass, integrity not proven (tool.py runs --hash)
     "big_file": (0, "pass", True, [], v_big_file),
     "big_hash_wrong": (0, "pass", True, [], v_big_file),
