@@ -135,6 +135,8 @@ struct cb_map {
 };
 /* Bit `chip` of a 96-bit mask as written (high word first). */
 bool cb_mask_has(const uint32_t mask[3], unsigned chip);
+/* No bit at or above `chips` is set. */
+bool cb_mask_within(const uint32_t mask[3], unsigned chips);
 
 /* seed §5.2: a command or ELF declaration of a submodel. */
 struct cb_decl {

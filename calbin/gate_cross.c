@@ -805,9 +805,7 @@ static void map_line(struct cb_build *b, struct cb_map *m, const char *file, str
 			       "of %s (%" PRIu64 " bytes)", m->offset, m->size, m->file, f->size);
 	}
 	bool zero = !m->mask[0] && !m->mask[1] && !m->mask[2];
-	bool beyond = false;
-	for (unsigned c = p->chips; !zero && p->chips && c < CB_MAX_CHIPS; c++)
-		beyond |= cb_mask_has(m->mask, c);
+	bool beyond = !zero && p->chips && !cb_mask_within(m->mask, p->chips);
 	if (zero || beyond) {
 		ok = false;
 		if (cap(&caps[2]))

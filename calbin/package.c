@@ -71,6 +71,19 @@ bool cb_mask_has(const uint32_t mask[3], unsigned chip)
 	return (mask[2 - chip / 32] >> (chip % 32)) & 1;
 }
 
+bool cb_mask_within(const uint32_t mask[3], unsigned chips)
+{
+	/* word 2 holds chips 0..31, word 1 32..63, word 0 64..95 */
+	for (int w = 0; w < 3; w++) {
+		unsigned lo = (unsigned)(2 - w) * 32;
+		uint32_t allowed = chips <= lo ? 0 : chips - lo >= 32 ? UINT32_MAX
+					       : (UINT32_C(1) << (chips - lo)) - 1;
+		if (mask[w] & ~allowed)
+			return false;
+	}
+	return true;
+}
+
 const char *cb_domain_name(enum cb_domain d)
 {
 	switch (d) {

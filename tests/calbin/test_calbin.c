@@ -152,6 +152,13 @@ START_TEST(test_top_grammar)
 	m = &x.m.maps[1];
 	ck_assert(m->offset == 0x1000 && m->mask[0] == 1 && m->mask[2] == 2);
 	ck_assert(cb_mask_has(m->mask, 1) && cb_mask_has(m->mask, 64) && !cb_mask_has(m->mask, 0));
+	ck_assert(!cb_mask_within(m->mask, 2) && !cb_mask_within(m->mask, 64));
+	ck_assert(cb_mask_within(m->mask, 65) && cb_mask_within(m->mask, 96));
+	ck_assert(cb_mask_within(x.m.maps[0].mask, 1) && !cb_mask_within(x.m.maps[0].mask, 0));
+	static const uint32_t m33[3] = {0, 1, 0};     /* chip 32 */
+	ck_assert(!cb_mask_within(m33, 32) && cb_mask_within(m33, 33));
+	static const uint32_t all[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
+	ck_assert(cb_mask_within(all, 96) && !cb_mask_within(all, 95));
 	top_free(&x);
 }
 END_TEST
