@@ -26,9 +26,16 @@
  *                  unions, overlaps, uncovered and duplicate file bytes;
  * and cb_report_json() gives validation.json and its public variant.
  *
+ * Findings: every one has a gate ('A'..'F', 'S' for service) and the scope
+ * of report/report.h is derived from it: Gates A–C errors are
+ * NF_SCOPE_DIRECTORY (a mount refuses the package, issue 13), other
+ * findings NF_SCOPE_FILE, and "could not read" NF_SCOPE_OPERATIONAL (exit
+ * 8).  A mount should decide on gates and severities, not on scopes.
+ *
  * Everything is immutable after cb_package_open() returns, so readers on
  * several threads may use it without locks; cb_package_open_file() is
- * thread-safe (it only calls openat2 on the root fd). */
+ * thread-safe (it only calls openat2 on the root fd).  The package keeps
+ * the root fd open until cb_package_close(); files[] keeps no other fd. */
 #ifndef NF_CALBIN_CALBIN_H
 #define NF_CALBIN_CALBIN_H
 

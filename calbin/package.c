@@ -158,10 +158,6 @@ static void read_hparam(struct cb_build *b)
 	}
 }
 
-struct meta_reader {
-	struct cb_meta_out *m;
-};
-
 static int meta_line(void *arg, const char *line, size_t len, uint64_t lineno, bool toolong)
 {
 	struct cb_meta_out *m = arg;

@@ -233,12 +233,12 @@ static json_t *gates_json(const struct cb_package *p, const struct nf_report *r)
 	return o;
 }
 
-static json_t *package_json(const struct cb_package *p, bool pub)
+static json_t *package_json(const struct cb_package *p)
 {
 	json_t *o = json_object();
 	put(o, "name", nf_json_text(p->name));
 	put(o, "sha256_manifest", p->sums_sha256[0] ? json_string(p->sums_sha256) : json_null());
-	size_t files = 0, by[CB_KIND_COUNT] = {0}, hashed = 0, proven = 0, regular = 0;
+	size_t files = 0, by[CB_KIND_COUNT] = {0}, proven = 0, regular = 0;
 	uint64_t bytes = 0;
 	json_t *list = json_array();
 	for (size_t i = 0; i < p->nfiles; i++) {
@@ -249,7 +249,6 @@ static json_t *package_json(const struct cb_package *p, bool pub)
 		files++;
 		bytes += f->size;
 		regular += S_ISREG(f->type) && !f->escapes && p->sums_index != (int)i;
-		hashed += f->sha256[0] != 0;
 		proven += f->hash == CB_HASH_OK;
 		json_t *e = json_object();
 		put(e, "path", nf_json_text(f->path));
@@ -274,8 +273,6 @@ static json_t *package_json(const struct cb_package *p, bool pub)
 	put(o, "integrity", json_string(p->sums_index < 0 ? "not_proven"
 					: proven == regular ? "verified" : "partial"));
 	put(o, "file_list", list);
-	(void)hashed;
-	(void)pub;
 	return o;
 }
 
@@ -579,7 +576,7 @@ char *cb_report_json(const struct cb_package *p, const struct nf_report *r, bool
 	put(t, "public", json_boolean(pub));
 	put(doc, "tool", t);
 	if (p) {
-		put(doc, "package", package_json(p, pub));
+		put(doc, "package", package_json(p));
 		put(doc, "model", model_json(p));
 		put(doc, "submodels", submodels_json(p, pub));
 		put(doc, "memory", memory_obj(p, pub));

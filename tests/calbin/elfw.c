@@ -67,12 +67,11 @@ int elfw_write(const char *path, const struct elfw_spec *s)
 	eh.e_phentsize = sizeof(Elf64_Phdr);
 	eh.e_phnum = (Elf64_Half)phnum;
 	eh.e_shentsize = sizeof(Elf64_Shdr);
+	/* The headers are written last, over the zeroed front. */
 	size_t after_ph = sizeof eh + phnum * sizeof(Elf64_Phdr);
-	b.n = after_ph; /* headers are written last, over the front */
-	if (put(&b, "", 0) < 0 || !(b.p = realloc(b.p, after_ph + 4096)))
+	static const unsigned char zero[sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr)];
+	if (put(&b, zero, after_ph) < 0)
 		return -1;
-	b.cap = after_ph + 4096;
-	memset(b.p, 0, after_ph);
 
 	/* .dynstr */
 	size_t dynstr_off = 0, dynstr_len = 0, dyn_off = 0, dyn_len = 0;
@@ -132,9 +131,10 @@ int elfw_write(const char *path, const struct elfw_spec *s)
 	sh[n++] = (Elf64_Shdr){.sh_name = 7, .sh_type = SHT_STRTAB, .sh_offset = shstr_off,
 			       .sh_size = sizeof shstr, .sh_addralign = 1};
 	(void)text_i;
-	put(&b, sh, n * sizeof *sh);
-	if (!b.p)
+	if (put(&b, sh, n * sizeof *sh) < 0) {
+		free(b.p);
 		return -1;
+	}
 	eh.e_entry = base + text_off;
 	eh.e_shoff = sh_off;
 	eh.e_shnum = (Elf64_Half)n;
