@@ -43,7 +43,7 @@ if [ -z "$work" ]; then
 	made=1
 fi
 cleanup() {
-	[ "$keep" = 1 ] || rm -rf "$work/pkg" "$work"/*.time "$work"/*.out
+	[ "$keep" = 1 ] || rm -rf "$work/pkg" "$work"/*.time "$work"/*.out "$work"/*.list
 	[ "$made" = 0 ] || [ "$keep" = 1 ] || rmdir "$work" 2>/dev/null || true
 }
 trap cleanup EXIT

@@ -68,8 +68,11 @@ def codes(doc, severities=("error", "warning")):
 
 
 def main(body):
-    """Run body(env) with argv [fixture, calbin-check]; exit 0/1."""
+    """Run body(env) with argv [fixture, calbin-check]; exit 0/1.  The
+    temporary packages are removed also when meson's timeout sends SIGTERM."""
+    import signal
     env = Env(sys.argv[1], sys.argv[2])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     try:
         body(env)
     except AssertionError as e:
