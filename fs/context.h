@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "codecs/codec.h"
-#include "fs/safetensors.h"
+#include "fs/ninfer/safetensors.h"
 #include "fs/tree.h"
 #include "iouring/engine.h"
 #include "reader/artifact.h"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "fs/context.h"
-#include "fs/decoded.h"
+#include "fs/ninfer/decoded.h"
 
 struct nf_thread *nf_thread_get(struct nf_fs *fs)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/attrs.h"
+#include "fs/ninfer/attrs.h"
 #include "fs/names.h"
 
 _Static_assert(sizeof(struct nf_node) == 40, "struct nf_node grew (issue 6)");

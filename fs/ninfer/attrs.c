@@ -1,5 +1,5 @@
-/* fs/attrs.c — long attribute values and their cut (attrs.h). */
-#include "fs/attrs.h"
+/* fs/ninfer/attrs.c — long attribute values and their cut (attrs.h). */
+#include "fs/ninfer/attrs.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* fs/xattr.c — the extended attributes of contract §3.
+/* fs/ninfer/xattr.c — the extended attributes of contract §3.
  *
  * Values are computed on demand from the immutable tree and model (no
  * storage, no locks).  user.ninfer.offset/bytes describe the logical
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/attrs.h"
+#include "fs/ninfer/attrs.h"
 #include "fs/context.h"
 
 #define PFX "user.ninfer."

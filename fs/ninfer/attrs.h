@@ -1,4 +1,4 @@
-/* fs/attrs.h — the user.ninfer.* values that can be long, and their cut
+/* fs/ninfer/attrs.h — the user.ninfer.* values that can be long, and their cut
  * (man ninferfs.5, EXTENDED ATTRIBUTES; issue 11, item 9).
  *
  * The kernel hands at most XATTR_SIZE_MAX (65536) bytes to getxattr(2):
@@ -13,8 +13,8 @@
  * xattrs/<path>/<attribute>, placed by fs/tree.c with the predicates
  * below, so the attribute and the file agree by construction.  FUSE-free:
  * the tree build and xattr.c share it. */
-#ifndef NF_FS_ATTRS_H
-#define NF_FS_ATTRS_H
+#ifndef NF_FS_NINFER_ATTRS_H
+#define NF_FS_NINFER_ATTRS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
-/* fs/views.c — building views: which logical payload bytes make a file. */
+/* fs/ninfer/views.c — building views: which logical payload bytes make a file. */
 #include "fs/view.h"
 
-#include "fs/decoded.h"
+#include "fs/ninfer/decoded.h"
 
 #include <errno.h>
 #include <stdlib.h>
