@@ -1,4 +1,4 @@
-/* fs/ninfer/attrs.c — long attribute values and their cut (attrs.h). */
+/* fs/ninfer/attrs.c — the NInfer attributes that can be long (attrs.h). */
 #include "fs/ninfer/attrs.h"
 
 #include <errno.h>
@@ -8,16 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/artifact.h"
+#include "fs/ninfer/tree.h"
 
 const char *const nf_str_attr_names[NF_ATTR_NSTR] = {
 	"user.ninfer.name", "user.ninfer.object", "user.ninfer.format", "user.ninfer.layout",
 };
 
-const struct nf_object *nf_node_object(const struct nf_tree *t, const struct nf_node *n)
+const struct nf_object *nf_node_object(const struct nf_artifact *a, const struct nf_node *n)
 {
-	const struct nf_artifact *a = t->a;
-
 	switch (n->role) {
 	case NF_ROLE_OBJECT:
 	case NF_ROLE_PLANE:
@@ -33,10 +31,8 @@ const struct nf_object *nf_node_object(const struct nf_tree *t, const struct nf_
 	}
 }
 
-static const char *node_name(const struct nf_tree *t, const struct nf_node *n)
+static const char *node_name(const struct nf_artifact *a, const struct nf_node *n)
 {
-	const struct nf_artifact *a = t->a;
-
 	switch (n->role) {
 	case NF_ROLE_OBJECT:
 	case NF_ROLE_PLANE:
@@ -54,14 +50,14 @@ static const char *node_name(const struct nf_tree *t, const struct nf_node *n)
 	}
 }
 
-const char *nf_node_string(const struct nf_tree *t, uint32_t idx, enum nf_str_attr which)
+const char *nf_node_string(const struct nf_artifact *a, const struct nf_node *n,
+			   enum nf_str_attr which)
 {
-	const struct nf_node *n = &t->nodes[idx];
 	const struct nf_object *o;
 
 	if (which == NF_ATTR_NAME)
-		return node_name(t, n);
-	o = nf_node_object(t, n);
+		return node_name(a, n);
+	o = nf_node_object(a, n);
 	if (o == NULL)
 		return NULL;
 	switch (which) {
@@ -74,24 +70,6 @@ const char *nf_node_string(const struct nf_tree *t, uint32_t idx, enum nf_str_at
 	default:
 		return NULL;
 	}
-}
-
-char *nf_attr_string(const char *s, size_t *len)
-{
-	size_t n = strlen(s), k = NF_XATTR_STRING_KEEP;
-	char *out;
-
-	if (n <= NF_XATTR_STRING_MAX) {
-		*len = n;
-		return strdup(s);
-	}
-	/* back to the start of a UTF-8 sequence */
-	while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
-		k--;
-	if (asprintf(&out, "%.*s...[cut: %zu bytes]", (int)k, s, n) < 0)
-		return NULL;
-	*len = strlen(out);
-	return out;
 }
 
 static const char *file_path(const struct nf_artifact *a, uint32_t f)
@@ -188,24 +166,24 @@ static int out_span(struct seg_out *o, uint64_t logical, uint64_t length)
 	return n < 0 ? (int)n : rc;
 }
 
-static char *segments(const struct nf_artifact *a, const struct nf_view *v, size_t max,
-		      size_t *len, bool *cut);
+static char *segments(const struct nf_artifact *a, const struct nf_view *v,
+		      const struct nf_dview *dv, size_t max, size_t *len, bool *cut);
 
-char *nf_segments_json(const struct nf_artifact *a, const struct nf_view *v, size_t max,
-		       size_t *len, bool *cut)
+char *nf_segments_json(const struct nf_artifact *a, const struct nf_view *v,
+		       const struct nf_dview *dv, size_t max, size_t *len, bool *cut)
 {
 	/* whole when the whole fits: the cut reserves room for its marker,
 	 * which a list that fits does not need */
-	char *s = segments(a, v, 0, len, cut);
+	char *s = segments(a, v, dv, 0, len, cut);
 
 	if (s == NULL || max == 0 || *len <= max)
 		return s;
 	free(s);
-	return segments(a, v, max, len, cut);
+	return segments(a, v, dv, max, len, cut);
 }
 
-static char *segments(const struct nf_artifact *a, const struct nf_view *v, size_t max,
-		      size_t *len, bool *cut)
+static char *segments(const struct nf_artifact *a, const struct nf_view *v,
+		      const struct nf_dview *dv, size_t max, size_t *len, bool *cut)
 {
 	struct seg_out o = {.a = a, .max = max};
 	int rc = 0;
@@ -218,9 +196,9 @@ static char *segments(const struct nf_artifact *a, const struct nf_view *v, size
 		if (pc->logical != NF_PIECE_ZERO)
 			rc = out_span(&o, pc->logical, pc->length);
 	}
-	for (uint32_t i = 0; rc == 0 && v->kind == NF_VIEW_DECODED && i < v->nparts; i++) {
-		const struct nf_object *ob = &a->objects[v->parts[i].object];
-		if (i == 0 || v->parts[i].object != v->parts[i - 1].object)
+	for (uint32_t i = 0; rc == 0 && v->kind == NF_VIEW_DECODED && dv && i < dv->nparts; i++) {
+		const struct nf_object *ob = &a->objects[dv->parts[i].object];
+		if (i == 0 || dv->parts[i].object != dv->parts[i - 1].object)
 			rc = out_span(&o, ob->offset, ob->bytes);
 	}
 	if (rc == 0 && o.left) {
