@@ -3,7 +3,8 @@
  * architecture "transformed spans").
  *
  * FUSE-free: the caller supplies a fetcher that reads object-relative byte
- * spans (the daemon's goes through the range map and the io_uring engine;
+ * spans (the daemon's, fs/ninfer/read.c, queues them on the request: the
+ * extent map, then one engine read;
  * tests and tools can use pread), so this code is unit-tested without a
  * mount. */
 #ifndef NF_FS_NINFER_DECODED_H
