@@ -105,7 +105,10 @@ INL void st16(int dx, int nan, uint8_t *o, __m256 a, __m256 b)
 		_mm_storeu_si128((__m128i *)(void *)o, _mm256_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT));
 		_mm_storeu_si128((__m128i *)(void *)(o + 16),
 				 _mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT));
-	} else if (nan) {
+	} else if (nan && _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q),
+							  _mm256_cmp_ps(b, b, _CMP_UNORD_Q)))) {
+		/* a NaN among the 16: the select (one test, then the cheaper
+		 * rounding for the common case below) */
 		_mm256_storeu_si256((__m256i *)(void *)o, pack16(bf16_rne_nan(a), bf16_rne_nan(b)));
 	} else {
 		_mm256_storeu_si256((__m256i *)(void *)o, bf16x16(a, b));
@@ -753,10 +756,12 @@ INL void bf16_run(int dx, const uint8_t *src, size_t n, uint8_t *o)
 	size_t i = 0;
 
 	for (; i + 16 <= n; i += 16, o += 16 * es) {
-		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(src + 2 * i));
-		__m256i a = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)), 16);
-		__m256i b = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)),
-					      16);
+		/* quarters 0 2 | 1 3, then each word into the high half of a
+		 * 32-bit lane (codecs §0.1): elements 0-7 and 8-15 in order */
+		__m256i v = _mm256_permute4x64_epi64(
+			_mm256_loadu_si256((const __m256i *)(const void *)(src + 2 * i)), 0xD8);
+		__m256i a = _mm256_unpacklo_epi16(_mm256_setzero_si256(), v);
+		__m256i b = _mm256_unpackhi_epi16(_mm256_setzero_si256(), v);
 		st16(dx, 1, o, _mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
 	}
 	for (; i < n; i++, o += es)
