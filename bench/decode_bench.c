@@ -8,15 +8,17 @@
  * nf_decode_spans() + nf_decode() per 1 MiB of output -- with the scalar
  * reference and with the SIMD path, into one output buffer the size of the
  * decoded tensor, and checks the two outputs are byte-identical.  The anchor
- * is memcpy of the same output bytes (a copy of the decoded tensor, same
- * 1 MiB chunks), timed right before each pair of decode runs in the same
- * process.
+ * is memcpy of the same output bytes (a copy of the decoded tensor) in the
+ * same 1 MiB chunks.  The three are interleaved chunk by chunk (see
+ * one_run()), each with its own buffers.
  * It also times the standalone f32 -> bf16 / f16 conversions
  * (nf_f32_to_bf16 / nf_f32_to_f16) on 32 Mi floats.
  *
  * Each figure is the median of REPS runs; a ratio is the median over the
- * runs of (memcpy time / decode time) of that run's adjacent pair, so a
- * change in the machine's load between runs moves both sides.
+ * runs of (memcpy time / decode time) within the run.  "best" is the SIMD
+ * ratio from the fastest time of each chunk over all runs: on a loaded
+ * machine a preemption only ever adds time, so it is the least disturbed
+ * figure.
  *
  *   build/bench/decode-bench [REPS [ROW [ISA [ROWS]]]]
  *     REPS  runs per cell (default 5)
@@ -69,33 +71,112 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
-static double run_decode(const struct nf_geometry *g, const uint8_t *obj, enum nf_dtype dt,
-			 uint8_t *out, enum nf_isa isa)
+/* One cell of the table: a decode (g != NULL) or a standalone conversion,
+ * with its own source and destination buffers for each of the three
+ * contenders so that none reads what another just brought into the
+ * caches. */
+struct job {
+	const struct nf_geometry *g;
+	enum nf_dtype dt;
+	int to_f16;                   /* conversion: to f16, else to bf16 */
+	size_t out_bytes;
+	enum nf_isa simd;
+	const uint8_t *src_s, *src_v; /* object (or floats) for scalar, SIMD */
+	uint8_t *out_s, *out_v;
+	const uint8_t *mc_src;        /* memcpy: a copy of the output */
+	uint8_t *mc_dst;
+};
+
+/* Output chunk c (bytes [c * OUT_CHUNK, ...)) with isa, the way the
+ * filesystem decodes: nf_decode_spans(), then nf_decode() on those spans
+ * (here pointers into the in-memory object, no copy). */
+static void do_chunk(const struct job *j, size_t c, enum nf_isa isa, const uint8_t *src,
+		     uint8_t *out)
 {
-	const size_t esz = nf_dtype_size(dt);
-	const uint64_t per = OUT_CHUNK / esz;
-	double t0 = now();
-	for (uint64_t b = 0; b < g->elements; b += per) {
-		uint64_t e = b + per < g->elements ? b + per : g->elements;
-		struct nf_span sp[NF_MAX_SPANS];
-		const uint8_t *bufs[NF_MAX_SPANS] = {0};
-		unsigned n = nf_decode_spans(g, b, e, sp);
-		for (unsigned i = 0; i < n; i++)
-			bufs[i] = obj + sp[i].offset;
-		if (nf_decode_isa(g, b, e, bufs, dt, out + b * esz, isa)) {
-			fprintf(stderr, "decode-bench: nf_decode failed\n");
-			exit(8);
-		}
+	size_t o = c * OUT_CHUNK, len = j->out_bytes - o < OUT_CHUNK ? j->out_bytes - o : OUT_CHUNK;
+
+	if (!j->g) {
+		const float *in = (const float *)(const void *)src + o / 2;
+		uint16_t *dst = (uint16_t *)(void *)(out + o);
+		if (j->to_f16)
+			nf_f32_to_f16_isa(in, dst, len / 2, isa);
+		else
+			nf_f32_to_bf16_isa(in, dst, len / 2, isa);
+		return;
 	}
-	return now() - t0;
+	const size_t esz = nf_dtype_size(j->dt);
+	uint64_t b = o / esz, e = b + len / esz;
+	struct nf_span sp[NF_MAX_SPANS];
+	const uint8_t *bufs[NF_MAX_SPANS] = {0};
+	unsigned n = nf_decode_spans(j->g, b, e, sp);
+	for (unsigned i = 0; i < n; i++)
+		bufs[i] = src + sp[i].offset;
+	if (nf_decode_isa(j->g, b, e, bufs, j->dt, out + o, isa)) {
+		fprintf(stderr, "decode-bench: nf_decode failed\n");
+		exit(8);
+	}
 }
 
-static double run_memcpy(uint8_t *dst, const uint8_t *src, size_t n)
+/* Times of one cell: per run (t[0] memcpy, t[1] scalar, t[2] SIMD), and
+ * per output chunk the fastest of all runs. */
+struct cell {
+	double t[3][MAX_REPS];
+	double *best[3];
+	size_t nchunks;
+};
+
+static void cell_init(struct cell *c, size_t out_bytes)
 {
-	double t0 = now();
-	for (size_t o = 0; o < n; o += OUT_CHUNK)
-		memcpy(dst + o, src + o, n - o < OUT_CHUNK ? n - o : OUT_CHUNK);
-	return now() - t0;
+	c->nchunks = (out_bytes + OUT_CHUNK - 1) / OUT_CHUNK;
+	for (int k = 0; k < 3; k++) {
+		c->best[k] = malloc(c->nchunks * sizeof(double));
+		if (!c->best[k]) {
+			fprintf(stderr, "decode-bench: out of memory\n");
+			exit(8);
+		}
+		for (size_t i = 0; i < c->nchunks; i++)
+			c->best[k][i] = 1e9;
+	}
+}
+
+static void cell_free(struct cell *c)
+{
+	for (int k = 0; k < 3; k++)
+		free(c->best[k]);
+}
+
+/* One run: every output chunk by memcpy, the scalar reference and SIMD in
+ * turn, the order rotating with the run, so a change in the load of the
+ * shared machine hits all three alike. */
+static void one_run(const struct job *j, int run, struct cell *cl)
+{
+	for (int k = 0; k < 3; k++)
+		cl->t[k][run] = 0;
+	for (size_t c = 0; c * OUT_CHUNK < j->out_bytes; c++) {
+		size_t o = c * OUT_CHUNK;
+		size_t len = j->out_bytes - o < OUT_CHUNK ? j->out_bytes - o : OUT_CHUNK;
+		for (int k = 0; k < 3; k++) {
+			int which = (k + run) % 3;
+			double t0 = now();
+			if (which == 0)
+				memcpy(j->mc_dst + o, j->mc_src + o, len);
+			else if (which == 1)
+				do_chunk(j, c, NF_ISA_SCALAR, j->src_s, j->out_s);
+			else
+				do_chunk(j, c, j->simd, j->src_v, j->out_v);
+			double t = now() - t0;
+			cl->t[which][run] += t;
+			if (t < cl->best[which][c])
+				cl->best[which][c] = t;
+		}
+	}
+}
+
+static void run_cell(const struct job *j, int reps, struct cell *c)
+{
+	cell_init(c, j->out_bytes);
+	for (int i = 0; i < reps; i++)
+		one_run(j, i, c);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -110,26 +191,25 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Times of one cell: memcpy, scalar and SIMD per run. */
-struct cell {
-	double mc[MAX_REPS], sc[MAX_REPS], sv[MAX_REPS];
-	double r_sc[MAX_REPS], r_sv[MAX_REPS]; /* memcpy/decode per run */
-};
-
 static void print_cell(const char *name, const char *dt, double src_bytes, double out_bytes,
 		       struct cell *c, int reps)
 {
+	double r_sc[MAX_REPS], r_sv[MAX_REPS], best[3] = {0, 0, 0};
 	for (int i = 0; i < reps; i++) {
-		c->r_sc[i] = c->mc[i] / c->sc[i];
-		c->r_sv[i] = c->mc[i] / c->sv[i];
+		r_sc[i] = c->t[0][i] / c->t[1][i];
+		r_sv[i] = c->t[0][i] / c->t[2][i];
 	}
-	double ts = median(c->sc, reps), tv = median(c->sv, reps), tm = median(c->mc, reps);
-	double rs = median(c->r_sc, reps), rv = median(c->r_sv, reps);
-	printf("%-10s %-5s %7.1f %7.1f | %8.2f %8.2f %8.2f | %8.2f | %6.2fx %6.2fx %6.1fx%s\n",
+	for (int k = 0; k < 3; k++)
+		for (size_t i = 0; i < c->nchunks; i++)
+			best[k] += c->best[k][i];
+	double tm = median(c->t[0], reps), ts = median(c->t[1], reps), tv = median(c->t[2], reps);
+	double rs = median(r_sc, reps), rv = median(r_sv, reps);
+	printf("%-10s %-5s %7.1f %7.1f | %8.2f %8.2f %8.2f | %8.2f | %6.2fx %6.2fx %6.2fx %6.1fx%s\n",
 	       name, dt, src_bytes / 1048576.0, out_bytes / 1048576.0, out_bytes / ts / 1e9,
-	       out_bytes / tv / 1e9, src_bytes / tv / 1e9, out_bytes / tm / 1e9, rs, rv, ts / tv,
-	       rv < 0.8 ? "  < 0.8" : "");
+	       out_bytes / tv / 1e9, src_bytes / tv / 1e9, out_bytes / tm / 1e9, rs, rv,
+	       best[0] / best[2], ts / tv, rv < 0.8 ? "  < 0.8" : "");
 	fflush(stdout);
+	cell_free(c);
 }
 
 struct row {
@@ -187,83 +267,66 @@ static int bench_format(const struct row *r, int reps, enum nf_isa simd, uint64_
 		fprintf(stderr, "decode-bench: bad geometry for %s\n", r->name);
 		return 8;
 	}
-	uint8_t *obj = xmalloc(g.bytes);
+	uint8_t *obj = xmalloc(g.bytes), *obj2 = xmalloc(g.bytes);
 	fill_object(&g, obj);
+	memcpy(obj2, obj, g.bytes);
 	size_t max_out = (size_t)g.elements * 4;
-	uint8_t *a = xmalloc(max_out), *b = xmalloc(max_out), *src = xmalloc(max_out);
+	uint8_t *a = xmalloc(max_out), *b = xmalloc(max_out), *src = xmalloc(max_out),
+		*m = xmalloc(max_out);
 	for (int d = 0; d < 3; d++) {
-		size_t out_bytes = (size_t)g.elements * nf_dtype_size(dts[d]);
+		struct job j = {.g = &g, .dt = dts[d], .simd = simd, .src_s = obj, .src_v = obj2,
+				.out_s = a, .out_v = b, .mc_src = src, .mc_dst = m};
+		j.out_bytes = (size_t)g.elements * nf_dtype_size(dts[d]);
+		/* the anchor copies the decoded bytes themselves: on this VM
+		 * memcpy from a zero-filled buffer ran ~1.6x faster than from
+		 * random bytes (bench/README.md) */
+		for (size_t c = 0; c * OUT_CHUNK < j.out_bytes; c++)
+			do_chunk(&j, c, NF_ISA_SCALAR, obj, src);
 		struct cell c;
-		/* the anchor copies the decoded bytes themselves: on this class
-		 * of machine memcpy of zero pages runs ~1.6x faster than memcpy
-		 * of random data (bench/README.md), so a zeroed source would
-		 * overstate the ceiling */
-		run_decode(&g, obj, dts[d], src, NF_ISA_SCALAR);
-		for (int i = 0; i < reps; i++) {
-			c.mc[i] = run_memcpy(b, src, out_bytes);
-			/* alternate the order so neither side always runs first */
-			if (i % 2) {
-				c.sv[i] = run_decode(&g, obj, dts[d], b, simd);
-				c.sc[i] = run_decode(&g, obj, dts[d], a, NF_ISA_SCALAR);
-			} else {
-				c.sc[i] = run_decode(&g, obj, dts[d], a, NF_ISA_SCALAR);
-				c.sv[i] = run_decode(&g, obj, dts[d], b, simd);
-			}
-		}
-		if (memcmp(a, src, out_bytes) != 0 || memcmp(b, src, out_bytes) != 0) {
+		run_cell(&j, reps, &c);
+		if (memcmp(a, src, j.out_bytes) != 0 || memcmp(b, src, j.out_bytes) != 0) {
 			fprintf(stderr, "decode-bench: %s %s: SIMD output differs from scalar\n",
 				r->name, nf_dtype_name(dts[d]));
 			return 1;
 		}
-		print_cell(r->name, nf_dtype_name(dts[d]), (double)g.bytes, (double)out_bytes, &c,
-			   reps);
+		print_cell(r->name, nf_dtype_name(dts[d]), (double)g.bytes, (double)j.out_bytes,
+			   &c, reps);
 	}
 	free(obj);
+	free(obj2);
 	free(a);
 	free(b);
 	free(src);
+	free(m);
 	return 0;
 }
 
-/* The standalone output conversions: 32 Mi floats -> 64 MiB of bf16/f16. */
+/* The standalone output conversions: ROWS * 4096 floats to bf16 / f16. */
 static int bench_conversions(const char *only, int reps, enum nf_isa simd, uint64_t nrows)
 {
 	size_t n = (size_t)nrows * 4096;
-	float *in = xmalloc(n * 4);
-	uint16_t *o = xmalloc(n * 2), *o2 = xmalloc(n * 2);
-	uint8_t *src = xmalloc(n * 2);
+	float *in = xmalloc(n * 4), *in2 = xmalloc(n * 4);
+	uint8_t *o = xmalloc(n * 2), *o2 = xmalloc(n * 2), *src = xmalloc(n * 2),
+		*m = xmalloc(n * 2);
 
 	for (size_t i = 0; i < n; i++) {
 		uint32_t u = (uint32_t)rnd();
 		u = (u & 0x807FFFFFu) | (uint32_t)(100 + rnd() % 50) << 23;
 		memcpy(in + i, &u, 4);
 	}
+	memcpy(in2, in, n * 4);
 	for (int which = 0; which < 2; which++) {
 		const char *name = which ? "f32->f16" : "f32->bf16";
+		struct job j = {.to_f16 = which, .out_bytes = n * 2, .simd = simd,
+				.src_s = (const uint8_t *)in, .src_v = (const uint8_t *)in2,
+				.out_s = o, .out_v = o2, .mc_src = src, .mc_dst = m};
 		struct cell c;
 		if (only && strcmp(only, name) != 0)
 			continue;
 		/* the anchor copies the converted bytes (see bench_format) */
-		if (which)
-			nf_f32_to_f16_isa(in, (uint16_t *)(void *)src, n, NF_ISA_SCALAR);
-		else
-			nf_f32_to_bf16_isa(in, (uint16_t *)(void *)src, n, NF_ISA_SCALAR);
-		for (int i = 0; i < reps; i++) {
-			c.mc[i] = run_memcpy((uint8_t *)o2, src, n * 2);
-			for (int k = 0; k < 2; k++) {
-				int isa = (k + i) % 2;
-				enum nf_isa use = isa ? simd : NF_ISA_SCALAR;
-				uint16_t *dst = isa ? o2 : o;
-				double t0 = now();
-				for (size_t at = 0; at < n; at += OUT_CHUNK / 2) {
-					if (which)
-						nf_f32_to_f16_isa(in + at, dst + at, OUT_CHUNK / 2, use);
-					else
-						nf_f32_to_bf16_isa(in + at, dst + at, OUT_CHUNK / 2, use);
-				}
-				*(isa ? &c.sv[i] : &c.sc[i]) = now() - t0;
-			}
-		}
+		for (size_t k = 0; k * OUT_CHUNK < j.out_bytes; k++)
+			do_chunk(&j, k, NF_ISA_SCALAR, j.src_s, src);
+		run_cell(&j, reps, &c);
 		if (memcmp(o, src, n * 2) != 0 || memcmp(o2, src, n * 2) != 0) {
 			fprintf(stderr, "decode-bench: %s SIMD differs from scalar\n", name);
 			return 1;
@@ -271,9 +334,11 @@ static int bench_conversions(const char *only, int reps, enum nf_isa simd, uint6
 		print_cell(name, which ? "f16" : "bf16", (double)n * 4, (double)n * 2, &c, reps);
 	}
 	free(in);
+	free(in2);
 	free(o);
 	free(o2);
 	free(src);
+	free(m);
 	return 0;
 }
 
@@ -330,9 +395,9 @@ int main(int argc, char **argv)
 	printf("decode-bench: %d runs per cell (medians), SIMD = %s, %u KiB output per "
 	       "nf_decode call\n", reps, nf_isa_name(simd), OUT_CHUNK / 1024);
 	print_load("at start");
-	printf("%-10s %-5s %7s %7s | %8s %8s %8s | %8s | %7s %7s %7s\n", "format", "out",
+	printf("%-10s %-5s %7s %7s | %8s %8s %8s | %8s | %7s %7s %7s %7s\n", "format", "out",
 	       "src MiB", "out MiB", "scalar", "simd", "simd src", "memcpy", "scal/mc",
-	       "simd/mc", "speedup");
+	       "simd/mc", "best", "speedup");
 	printf("%-10s %-5s %7s %7s | %8s %8s %8s | %8s |\n", "", "", "", "", "GB/s out",
 	       "GB/s out", "GB/s", "GB/s");
 	for (unsigned r = 0; r < sizeof rows / sizeof rows[0]; r++) {
