@@ -21,7 +21,7 @@
 
 #include "codecs/codec.h"
 #include "io/extent.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 #define NF_ENTRY_HEADER_BYTES 32
 #define NF_PART_PAYLOAD_START 4096

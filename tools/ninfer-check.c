@@ -15,7 +15,7 @@
 
 #include "nf_version.h"
 #include "reader/artifact.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 #define EXIT_USAGE 16
 

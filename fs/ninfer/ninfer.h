@@ -18,7 +18,7 @@
 #include "fs/ninfer/views.h"
 #include "fs/tree.h"
 #include "reader/artifact.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 /* -o decoded_dtype=, -o max_json= */
 struct nf_ninfer_opts {
