@@ -245,6 +245,7 @@ static void ninfer_close(void *state)
 	for (uint32_t i = 0; n->owned_paths && n->a && i < n->a->nfiles; i++)
 		free(n->owned_paths[i]);
 	free(n->owned_paths);
+	free(n->empty);
 	free(n->names);
 	free(n->paths);
 	free(n->validation_json);
@@ -252,6 +253,19 @@ static void ninfer_close(void *state)
 		nf_artifact_close(n->a);
 	nf_report_free(&n->report);
 	free(n);
+}
+
+/* A files table whose payload_bytes the reader could not take (a
+ * directory error, mounted with -o lenient) leaves the logical space
+ * undefined (seed §2.2): every file holds no logical byte then, so every
+ * payload read fails (-ERANGE, then EIO) as the reader's map refuses it,
+ * and the files' own bytes (artifact.json) still read. */
+static struct nf_extents empty_space(struct nf_ninfer *n)
+{
+	n->empty = calloc(n->a->nfiles, sizeof *n->empty);
+	for (uint32_t i = 0; n->empty && i < n->a->nfiles; i++)
+		n->empty[i].data_offset = n->a->files[i].data_offset;
+	return NF_EXTENTS_PLAIN(n->empty, n->empty ? n->a->nfiles : 0, 0);
 }
 
 static int ninfer_open(const struct nf_mount *m, void *opts, struct nf_opened *out)
@@ -289,9 +303,14 @@ static int ninfer_open(const struct nf_mount *m, void *opts, struct nf_opened *o
 	out->state = n;
 	out->errors = nf_report_count(&n->report, NF_SEV_ERROR, -1);
 	out->warnings = nf_report_count(&n->report, NF_SEV_WARNING, -1);
-	out->set = (struct nf_set){.n = a->nfiles, .extents = nf_artifact_extents(a),
-				   .names = n->names, .paths = n->paths, .bytes = bytes,
-				   .ops = &set_ops, .arg = n};
+	struct nf_extents ext = nf_artifact_extents(a);
+	if (nf_extents_check(&ext) < 0 && (ext = empty_space(n), ext.base == NULL)) {
+		fprintf(stderr, "ninferfs: out of memory\n");
+		ninfer_close(n);
+		return NF_EXIT_ENTRY;
+	}
+	out->set = (struct nf_set){.n = a->nfiles, .extents = ext, .names = n->names,
+				   .paths = n->paths, .bytes = bytes, .ops = &set_ops, .arg = n};
 	if (stat(n->entry, &st) == 0)
 		out->mtime = st.st_mtim;
 	return NF_EXIT_OK;

@@ -37,6 +37,8 @@ struct nf_ninfer {
 	char *validation_json;
 	const char **names, **paths;      /* per file: display name, local path */
 	char **owned_paths;               /* the paths made here (parts) */
+	struct nf_extent *empty;          /* the extent table of an undefined
+					     address space (lenient), or NULL */
 	const struct nf_tree *tree;       /* the tree it built (the adapter's) */
 	struct nf_safetensors st;         /* decoded/model.safetensors */
 	bool has_st;
