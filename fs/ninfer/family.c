@@ -137,7 +137,14 @@ static const struct nf_set_ops set_ops = {
 
 /* Display names (the entry's basename, the parts' paths) and the local
  * paths the watch uses (the entry as given; a part relative to the
- * entry's directory, as the reader resolves it). */
+ * entry's directory, as the reader resolves it).  A part path that is not
+ * a plain name beside the entry broke seed §3.3 and is never opened: it
+ * gets no watch (it would name another directory). */
+static bool plain_name(const char *p)
+{
+	return p[0] != '\0' && strchr(p, '/') == NULL && strcmp(p, ".") != 0 && strcmp(p, "..") != 0;
+}
+
 static int make_names(struct nf_ninfer *n)
 {
 	const struct nf_artifact *a = n->a;
@@ -152,8 +159,8 @@ static int make_names(struct nf_ninfer *n)
 	for (uint32_t i = 0; i < a->nfiles; i++) {
 		const char *p = a->files[i].path;
 		n->names[i] = p ? p : a->entry_name;
-		if (p == NULL) {
-			n->paths[i] = a->entry_path;
+		if (p == NULL || !plain_name(p)) {
+			n->paths[i] = p == NULL ? a->entry_path : NULL;
 			continue;
 		}
 		if (asprintf(&n->owned_paths[i], "%.*s%s", (int)dirlen, a->entry_path, p) < 0) {
