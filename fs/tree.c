@@ -401,6 +401,21 @@ int64_t nf_build_unique(struct nf_builder *b, const struct nf_rec *r, const char
 	return i;
 }
 
+int64_t nf_build_verbatim(struct nf_builder *b, const struct nf_rec *r, const char *name,
+			  size_t len, const struct nf_view *v)
+{
+	int64_t i;
+
+	if (len == 0 || len > NF_NAME_MAX || memchr(name, '/', len) || memchr(name, '\0', len) ||
+	    (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return nf_build_fail(b, -EINVAL, "'%.*s' is not a file name", (int)(len > 64 ? 64 : len),
+				     name);
+	i = nf_build_node(b, r, name, len, v == NULL, false);
+	if (i >= 0 && v)
+		node_set_view(b, (uint32_t)i, v);
+	return i;
+}
+
 int64_t nf_build_doc(struct nf_builder *b, uint32_t parent, const char *name, uint8_t role,
 		     const char *text)
 {
