@@ -73,6 +73,12 @@ static char *dump(json_t *doc)
 	return dump_flags(doc, JSON_INDENT(2), true);
 }
 
+/* A document of a value the package keeps (not copied, not freed). */
+static char *dump_borrowed(const json_t *v)
+{
+	return v ? dump(json_incref((json_t *)v)) : NULL;
+}
+
 static const struct cb_submodel *sub_at(const struct cb_package *p, size_t s)
 {
 	return s < p->nsubmodels ? &p->submodels[s] : NULL;
@@ -143,7 +149,7 @@ char *cb_manifest_json(const struct cb_package *p, bool pub)
 {
 	if (!p->manifest)
 		return NULL;
-	return dump(pub ? public_copy(p->manifest, 0) : json_deep_copy(p->manifest));
+	return pub ? dump(public_copy(p->manifest, 0)) : dump_borrowed(p->manifest);
 }
 
 /* ---- memory.json --------------------------------------------------------------- */
@@ -377,7 +383,7 @@ char *cb_submodel_ops_json(const struct cb_package *p, size_t si)
 	const struct cb_submodel *s = sub_at(p, si);
 	if (!s || !s->ops_json)
 		return NULL;
-	return dump(json_deep_copy(s->ops_json));
+	return dump_borrowed(s->ops_json);
 }
 
 char *cb_op_json(const struct cb_package *p, size_t si, size_t op)
@@ -385,7 +391,7 @@ char *cb_op_json(const struct cb_package *p, size_t si, size_t op)
 	const struct cb_submodel *s = sub_at(p, si);
 	if (!s || op >= s->nops || !s->ops_json)
 		return NULL;
-	return dump(json_deep_copy(json_object_get(s->ops_json, s->ops[op].name)));
+	return dump_borrowed(json_object_get(s->ops_json, s->ops[op].name));
 }
 
 char *cb_op_shapes(const struct cb_package *p, size_t si, size_t op)
