@@ -36,7 +36,7 @@ def craft(pkg):
     while out and out[-1] == "":
         out.pop()
     base = res["dram"][0]
-    x = base + 0x300000000
+    x = base + 0x300001000   # (not a round number a size could also be)
     y = base + 0x310000000
     z = base + 0x320000000
     both, chip0, chip1 = "00000000 00000000 00000003", "00000000 00000000 00000001", \

@@ -32,7 +32,7 @@ def sparse_copy(env, mnt, model, c, d):
     # slack per interval for the file system's allocation)
     bound = sum(((b + 4095) // 4096 - a // 4096 + 1) * 4096 for a, b in img.data)
     check(du <= bound, img.path(), "copy allocates", du, "bytes, the mapped intervals", bound)
-    check(du * 100 < img.size or img.size < 1 << 24, img.path(), "copy is not sparse", du)
+    check(bound < img.size // 2, img.path(), "the image has too few holes to tell", bound)
     # the copy's data lies inside the model's intervals, and holds the model's bytes
     for a, b in oracle.seek_walk(dst):
         check(any(x // 4096 * 4096 <= a and b <= (y + 4095) // 4096 * 4096 for x, y in img.data),
@@ -47,11 +47,11 @@ def body(env):
     pkg = craft(env.package("clean", "--small"))
     model = oracle.model_of(pkg)
     mnt = env.mount(pkg)
-    names = [p for p in model.params() if "0x0000000400000000" in p]
-    check(sorted(names) == ["params/chip0/dram/0x0000000400000000",
-                            "params/chip0/dram/0x0000000400000000~1",
-                            "params/chip0/dram/0x0000000400000000~2",
-                            "params/chip1/dram/0x0000000400000000"], "collision names", names)
+    names = [p for p in model.params() if "0x0000000400001000" in p]
+    check(sorted(names) == ["params/chip0/dram/0x0000000400001000",
+                            "params/chip0/dram/0x0000000400001000~1",
+                            "params/chip0/dram/0x0000000400001000~2",
+                            "params/chip1/dram/0x0000000400001000"], "collision names", names)
     n = oracle.check_params(mnt, model)
     print("ok  crafted: %d params files (two-chip mask, ~1 ~2) = dd, xattrs = map lines" % n)
     n = oracle.check_devices(mnt, model, reads=300, seed=2)

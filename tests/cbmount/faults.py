@@ -19,7 +19,7 @@ import oracle  # noqa: E402
 
 
 def status_of(mnt, path):
-    for f in load_json(os.path.join(mnt, "files.json"))["files"]:
+    for f in load_json(os.path.join(mnt, "files.json")):
         if f["path"] == path:
             return f["status"]
     raise AssertionError("files.json has no " + path)

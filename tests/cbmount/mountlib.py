@@ -29,7 +29,7 @@ def check(cond, *msg):
 
 
 def mounted(mnt):
-    with open("/proc/mounts") as f:
+    with open("/proc/mounts", errors="surrogateescape") as f:
         return any(line.split()[1] == mnt for line in f)
 
 
@@ -96,12 +96,20 @@ class Env:
         return p.returncode, self.log_of(p)
 
     def unmount(self, mnt):
-        subprocess.run(["fusermount3", "-u", mnt], capture_output=True)
+        """fusermount3 -u (again while the kernel says busy: a client of ours
+        may still be closing a file), then wait for the daemon."""
+        err = b""
+        for _ in range(50):
+            res = subprocess.run(["fusermount3", "-u", mnt], capture_output=True)
+            if res.returncode == 0 or not mounted(mnt):
+                break
+            err = res.stderr
+            time.sleep(0.1)
         for _ in range(200):
             if not mounted(mnt):
                 break
             time.sleep(0.02)
-        check(not mounted(mnt), "still mounted", mnt)
+        check(not mounted(mnt), "still mounted", mnt, err.decode(errors="replace"))
         for p, m in self.procs:
             if m == mnt:
                 try:
@@ -112,7 +120,7 @@ class Env:
 
     def close(self):
         # every mount below our temp dir, also those of daemonized runs
-        with open("/proc/mounts") as f:
+        with open("/proc/mounts", errors="surrogateescape") as f:
             ours = [ln.split()[1] for ln in f if ln.split()[1].startswith(self.tmp + "/")]
         for m in ours:
             subprocess.run(["fusermount3", "-u", m], capture_output=True)

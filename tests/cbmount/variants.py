@@ -48,7 +48,7 @@ def body(env):
         oracle.check_package(mnt, model)
         oracle.check_params(mnt, model, use_dd=False)
         oracle.check_devices(mnt, model, reads=20, seed=len(v))
-        oracle.check_reports(mnt, model)
+        oracle.check_reports(mnt, model, internal=doc)
         env.unmount(mnt)
         shutil.rmtree(os.path.dirname(pkg))
         mounted += 1
