@@ -318,6 +318,7 @@ void nf_tree_view(const struct nf_tree *t, uint32_t idx, struct nf_view *v)
 		break;
 	case NF_VIEW_PIECES:
 		v->pieces = t->pieces;
+		v->next_zero = t->next_zero;
 		v->first = (uint32_t)n->at;
 		v->count = (uint32_t)(n->at >> 32);
 		break;
@@ -594,8 +595,14 @@ int nf_build_end(struct nf_builder *b)
 		if (rc != -EEXIST)   /* -EEXIST: nf_build_clash has said which two */
 			nf_build_fail(b, rc, "children: %s", strerror(-rc));
 		nf_tree_free(b->t);
+		return rc;
 	}
-	return rc;
+	if (b->t->npieces &&
+	    !(b->t->next_zero = nf_pieces_next_zero(b->t->pieces, b->t->npieces))) {
+		nf_tree_free(b->t);
+		return nf_build_fail(b, -ENOMEM, "the pieces' hole index: out of memory");
+	}
+	return 0;
 }
 
 void nf_tree_set_size(struct nf_tree *t, uint32_t idx, uint64_t size)
@@ -613,6 +620,7 @@ void nf_tree_free(struct nf_tree *t)
 	free(t->names);
 	free(t->children);
 	free(t->pieces);
+	free(t->next_zero);
 	memset(t, 0, sizeof *t);
 }
 

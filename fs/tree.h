@@ -61,6 +61,7 @@ struct nf_tree {
 	uint32_t *children;
 	struct nf_piece *pieces;
 	size_t npieces;
+	uint32_t *next_zero;   /* SEEK_HOLE's index of `pieces` (view.h), made at the end */
 	void **owned;      /* blocks made for the tree (small documents): freed with it */
 	size_t nowned;
 };
