@@ -29,12 +29,13 @@
 #   decoded    dd bs=1M of decoded/objects/w.<fmt> for each format and
 #              dtype, as output MiB/s and over the raw anchor (goal >= 0.9)
 #   variance   a fresh f32 mount, then 5 consecutive runs of the same dd of
-#              decoded/objects/w.q4: max/min (goal <= 1.3)
+#              decoded/objects/w.q4: max/min (goal <= 1.3), and the same of
+#              their CPU cost (what the daemon and dd spent per GiB)
 #   fio        random 4 KiB buffered reads, QD1 and QD16, of
 #              decoded/objects/w.q4 against objects/w.bf16, the same
 #              number of bytes of each (goal >= 0.8)
 #   mmap       numpy.memmap of every tensor of decoded/model.safetensors,
-#              summed in order (the way safetensors.safe_open faults pages
+#              summed in order (numpy's own sum: its time counts too) (the way safetensors.safe_open faults pages
 #              in) against dd of the same file (goal >= 0.8); the same over
 #              the .npy files of decoded/npy/objects/ (np.load mmap_mode="r")
 #              against dd of them, when the mount has them
@@ -154,7 +155,12 @@ echo "== variance: a fresh mount, 5 consecutive decoded q4 reads"
 nf_umount "$M"
 nf_mount "$ENTRY" "$M"
 VAR=()
-for _ in 1 2 3 4 5; do VAR+=("$(first_read "$M/decoded/objects/w.q4" | cut -d" " -f1)"); done
+VARCPU=()
+for _ in 1 2 3 4 5; do
+	read -r v dc rc < <(first_read "$M/decoded/objects/w.q4")
+	VAR+=("$v")
+	VARCPU+=("$(awk -v a="$dc" -v b="$rc" 'BEGIN { printf "%.2f", a + b }')")
+done
 varload=$(load1)
 
 echo "== one decoded q4 read: the daemon's counters"
@@ -203,7 +209,7 @@ for name, t in sorted(((k, v) for k, v in h.items() if k != "__metadata__"),
     a, b = t["data_offsets"]
     m = np.memmap(p, dtype=dt[t["dtype"]], mode="r", offset=8 + n + a, shape=((b - a) //
                   np.dtype(dt[t["dtype"]]).itemsize,))
-    m.sum(dtype=np.float64)
+    m.sum()
     del m
 PY
 }
@@ -215,7 +221,7 @@ import numpy as np
 np.seterr(all="ignore")
 for p in sys.argv[1:]:
     a = np.load(p, mmap_mode="r")
-    a.sum(dtype=np.float64)
+    a.sum()
     del a
 PY
 }
@@ -327,7 +333,10 @@ echo
 vmax=$(printf '%s\n' "${VAR[@]}" | sort -g | tail -1)
 vmin=$(printf '%s\n' "${VAR[@]}" | sort -g | head -1)
 vr=$(awk -v a="$vmax" -v b="$vmin" 'BEGIN { printf "%.2f", a / b }')
+cmax=$(printf '%s\n' "${VARCPU[@]}" | sort -g | tail -1)
+cmin=$(printf '%s\n' "${VARCPU[@]}" | sort -g | head -1)
 echo "variance, fresh mount, 5 runs of decoded q4 -> f32 (MiB/s): ${VAR[*]} (load $varload)"
+echo "  their CPU cost (daemon + reader CPU-s/GiB): ${VARCPU[*]}, max/min $(awk -v a="$cmax" -v b="$cmin" 'BEGIN { printf "%.2f", a / b }')"
 echo "FUSE_READ sizes, memmap of model.safetensors: $REQ_MMAP"
 echo "FUSE_READ sizes, dd bs=1M of model.safetensors: $REQ_DD"
 echo

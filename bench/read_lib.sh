@@ -74,7 +74,7 @@ mbps() {
 }
 
 # The median of the numbers on stdin (one a line).
-median_of() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median_of() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # median MiB/s of REPS runs of: PREP (untimed); COMMAND moving BYTES
 median() {
