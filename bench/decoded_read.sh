@@ -157,7 +157,8 @@ nf_mount "$ENTRY" "$M"
 VAR=()
 VARCPU=()
 for _ in 1 2 3 4 5; do
-	read -r v dc rc < <(first_read "$M/decoded/objects/w.q4")
+	out=$(first_read "$M/decoded/objects/w.q4")
+	read -r v dc rc <<<"$out"
 	VAR+=("$v")
 	VARCPU+=("$(awk -v a="$dc" -v b="$rc" 'BEGIN { printf "%.2f", a + b }')")
 done

@@ -45,7 +45,15 @@ nf_mount() {
 	NF_MOUNTS+=("$mnt")
 	NF_DAEMONS+=("$(pgrep -n -f "^$NINFERFS $entry $mnt")")
 }
-nf_umount() { fusermount3 -u "$1"; }
+# (a reader that has just closed may hold the mount for a moment)
+nf_umount() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		fusermount3 -u "$1" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	fusermount3 -u "$1"
+}
 # The pid of the daemon serving MNT.
 nf_daemon() { pgrep -n -f "^$NINFERFS [^ ]* $1( |\$)"; }
 sq_mount() { mkdir -p "$2"; squashfuse "$1" "$2"; NF_MOUNTS+=("$2"); }
