@@ -1,10 +1,11 @@
 /* fs/ninfer/read.c — reads of the NInfer family's views: DECODED and
  * SAFETENSORS (fs/family.h's read), and which backing files they show.
  *
- * The decoders (decoded.h, safetensors.h) take a fetcher that reads
+ * The decoders (decoded.h, safetensors.h) take a fetcher that queues
  * object-relative spans; this one turns them into logical spans of the
  * set, queues them on the request (nf_rd_queue: the extent map cuts them
- * into segments) and reads them in one engine read (nf_rd_run). */
+ * into segments) and reads all of a FUSE request's in one engine read
+ * (nf_rd_run); their scratch is the thread's work area (nf_rd_scratch). */
 #include <errno.h>
 #include <stdbool.h>
 
@@ -18,29 +19,32 @@ struct fetch_arg {
 	struct nf_rd *rd;
 };
 
-/* The struct nf_fetcher of decoded.h: spans of object `object` ->
- * logical spans -> one engine read. */
-static int fetch_spans(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
-		       uint8_t *const *bufs)
+/* The struct nf_fetcher of decoded.h: a span of object `object` -> a
+ * logical span queued on the request; run: every span of the request in
+ * one engine read (issue 15); scratch: the thread's work area. */
+static int fetch_queue(void *arg, uint32_t object, uint64_t offset, uint64_t length, uint8_t *dst)
 {
 	struct fetch_arg *fa = arg;
 	const struct nf_object *o;
-	int rc;
+	uint64_t lo;
 
 	if (object >= fa->a->nobjects)
 		return -EINVAL;
 	o = &fa->a->objects[object];
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t lo;
+	if (offset > o->bytes || length > o->bytes - offset ||
+	    __builtin_add_overflow(o->offset, offset, &lo))
+		return -EINVAL;
+	return nf_rd_queue(fa->rd, lo, length, dst);
+}
 
-		if (spans[i].offset > o->bytes || spans[i].length > o->bytes - spans[i].offset ||
-		    __builtin_add_overflow(o->offset, spans[i].offset, &lo))
-			return -EINVAL;
-		rc = nf_rd_queue(fa->rd, lo, spans[i].length, bufs[i]);
-		if (rc < 0)
-			return rc;
-	}
-	return nf_rd_run(fa->rd);
+static int fetch_run(void *arg)
+{
+	return nf_rd_run(((struct fetch_arg *)arg)->rd);
+}
+
+static void *fetch_scratch(void *arg, size_t n)
+{
+	return nf_rd_scratch(((struct fetch_arg *)arg)->rd, n);
 }
 
 static int check_read(ssize_t got, size_t len)
@@ -55,7 +59,7 @@ int nf_ninfer_read(void *state, struct nf_rd *rd, uint32_t node, const struct nf
 {
 	struct nf_ninfer *n = state;
 	struct fetch_arg fa = {n->a, rd};
-	struct nf_fetcher f = {fetch_spans, &fa};
+	struct nf_fetcher f = {fetch_queue, fetch_run, fetch_scratch, &fa};
 	struct nf_dview dv;
 	int rc;
 

@@ -24,28 +24,102 @@
 
 /* ---- a pread fetcher that counts what it fetched ------------------------ */
 
+/* Spans are queued, then read with nf_payload_read when the decoder runs
+ * the fetcher; runs counts those runs (one per read: issue 15), and every
+ * scratch block is malloc'd and freed by fetch_done. */
+struct queued {
+	uint64_t logical, length;
+	uint8_t *dst;
+};
+
 struct counting_fetch {
 	struct nf_artifact *a;
 	uint64_t bytes;
-	unsigned calls;
+	unsigned runs;
+	struct queued q[4096];
+	size_t nq;
+	void *blocks[4096];
+	size_t nblocks;
 };
 
-static int counting_fetch(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
-			  uint8_t *const *bufs)
+static int fetch_queue(void *arg, uint32_t object, uint64_t offset, uint64_t length, uint8_t *dst)
 {
 	struct counting_fetch *c = arg;
 	const struct nf_object *o = &c->a->objects[object];
 
-	c->calls++;
-	for (unsigned i = 0; i < n; i++) {
-		ck_assert_uint_le(spans[i].offset + spans[i].length, o->bytes);
-		c->bytes += spans[i].length;
-		int rc = nf_payload_read(c->a, o->offset + spans[i].offset, spans[i].length, bufs[i],
-					 NULL);
+	ck_assert_uint_lt(object, c->a->nobjects);
+	ck_assert_uint_le(offset + length, o->bytes);
+	ck_assert_uint_lt(c->nq, sizeof c->q / sizeof c->q[0]);
+	c->q[c->nq++] = (struct queued){o->offset + offset, length, dst};
+	c->bytes += length;
+	return 0;
+}
+
+static int fetch_run(void *arg)
+{
+	struct counting_fetch *c = arg;
+
+	c->runs++;
+	for (size_t i = 0; i < c->nq; i++) {
+		int rc = nf_payload_read(c->a, c->q[i].logical, c->q[i].length, c->q[i].dst, NULL);
 		if (rc)
 			return rc;
 	}
+	c->nq = 0;
 	return 0;
+}
+
+static void *fetch_scratch(void *arg, size_t n)
+{
+	struct counting_fetch *c = arg;
+	void *p;
+
+	ck_assert_uint_lt(c->nblocks, sizeof c->blocks / sizeof c->blocks[0]);
+	p = aligned_alloc(64, (n + 63) / 64 * 64);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % 64, 0);
+	c->blocks[c->nblocks++] = p;
+	return p;
+}
+
+/* After each read: the scratch is given back. */
+static void fetch_done(struct counting_fetch *c)
+{
+	for (size_t i = 0; i < c->nblocks; i++)
+		free(c->blocks[i]);
+	c->nblocks = 0;
+	c->nq = 0;
+}
+
+#define COUNTING_FETCHER(c) {fetch_queue, fetch_run, fetch_scratch, &(c)}
+
+/* nf_decoded_read and nf_safetensors_read through the counting fetcher: a
+ * read that returns bytes ran the fetcher exactly once (all of its spans in
+ * one fetch, issue 15). */
+static ssize_t dread(struct counting_fetch *c, const struct nf_artifact *a,
+		     const struct nf_part *parts, uint32_t nparts, enum nf_dtype dt,
+		     const struct nf_fetcher *f, uint64_t off, size_t len, uint8_t *out)
+{
+	unsigned runs = c->runs;
+	ssize_t n = nf_decoded_read(a, parts, nparts, dt, f, off, len, out);
+
+	if (n > 0)
+		ck_assert_uint_eq(c->runs, runs + 1);
+	fetch_done(c);
+	return n;
+}
+
+static ssize_t stread(struct counting_fetch *c, const struct nf_safetensors *st,
+		      const struct nf_artifact *a, const struct nf_fetcher *f, uint64_t off,
+		      size_t len, uint8_t *out)
+{
+	unsigned runs = c->runs;
+	ssize_t n = nf_safetensors_read(st, a, f, off, len, out);
+
+	if (n > 0)
+		ck_assert_uint_eq(c->runs, runs + 1);
+	fetch_done(c);
+	return n;
 }
 
 /* ---- fixtures on disk ------------------------------------------------- */
@@ -181,8 +255,8 @@ START_TEST(objects_decode_to_expected)
 
 	for (const char *const *fx = float_fixtures; *fx; fx++) {
 		struct nf_artifact *a = open_fixture(*fx);
-		struct counting_fetch c = {a, 0, 0};
-		struct nf_fetcher f = {counting_fetch, &c};
+		struct counting_fetch c = {.a = a};
+		struct nf_fetcher f = COUNTING_FETCHER(c);
 
 		for (uint32_t i = 0; i < a->nobjects; i++) {
 			const struct nf_object *o = &a->objects[i];
@@ -205,7 +279,7 @@ START_TEST(objects_decode_to_expected)
 				size_t bytes = (size_t)o->elements * nf_dtype_size(dt);
 				uint8_t *got = malloc(bytes + 1), *want = exp;
 				ck_assert_ptr_nonnull(got);
-				ck_assert_int_eq(nf_decoded_read(a, &whole, 1, dt, &f, 0, bytes + 100, got),
+				ck_assert_int_eq(dread(&c, a, &whole, 1, dt, &f, 0, bytes + 100, got),
 						 (ssize_t)bytes);
 				if (dt == NF_DTYPE_BF16 || dt == NF_DTYPE_F16) {
 					ck_assert_uint_eq(elen, (size_t)o->elements * 4);
@@ -233,8 +307,8 @@ END_TEST
 START_TEST(subranges_equal_slices)
 {
 	struct nf_artifact *a = open_fixture("mixed");
-	struct counting_fetch c = {a, 0, 0};
-	struct nf_fetcher f = {counting_fetch, &c};
+	struct counting_fetch c = {.a = a};
+	struct nf_fetcher f = COUNTING_FETCHER(c);
 	struct nf_fx_rng rng = {12345};
 
 	for (uint32_t i = 0; i < a->nobjects; i++) {
@@ -246,11 +320,11 @@ START_TEST(subranges_equal_slices)
 			continue;
 		size_t size = (size_t)o->elements * nf_dtype_size(dt);
 		uint8_t *all = malloc(size), *part = malloc(size + 8);
-		ck_assert_int_eq(nf_decoded_read(a, &whole, 1, dt, &f, 0, size, all), (ssize_t)size);
+		ck_assert_int_eq(dread(&c, a, &whole, 1, dt, &f, 0, size, all), (ssize_t)size);
 		for (int t = 0; t < 200; t++) {
 			uint64_t off = nf_fx_below(&rng, (uint32_t)size + 4);
 			size_t len = nf_fx_below(&rng, t % 3 ? 9 : (uint32_t)size + 1);
-			ssize_t got = nf_decoded_read(a, &whole, 1, dt, &f, off, len, part);
+			ssize_t got = dread(&c, a, &whole, 1, dt, &f, off, len, part);
 			size_t want = off >= size ? 0 : (size - off < len ? size - off : len);
 			ck_assert_int_eq(got, (ssize_t)want);
 			ck_assert(want == 0 || memcmp(part, all + off, want) == 0);
@@ -262,6 +336,104 @@ START_TEST(subranges_equal_slices)
 }
 END_TEST
 
+/* One odd read: bytes [off, off+len) of the view into a buffer of exactly
+ * len bytes (a byte written past it is an ASan error), equal to the slice
+ * of the whole read, in one fetch. */
+static void odd_read(struct counting_fetch *c, const struct nf_fetcher *f,
+		     const struct nf_part *parts, uint32_t nparts, enum nf_dtype dt,
+		     const uint8_t *all, size_t size, uint64_t off, size_t len, const char *what)
+{
+	size_t want = off >= size ? 0 : (size - off < len ? size - off : len);
+	uint8_t *buf = malloc(want ? want : 1);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(dread(c, c->a, parts, nparts, dt, f, off, want, buf), (ssize_t)want);
+	ck_assert_msg(want == 0 || memcmp(buf, all + off, want) == 0, "%s: [%lu, +%zu)", what,
+		      (unsigned long)off, want);
+	free(buf);
+}
+
+/* Reads of 1 byte and more, starting and ending inside elements, across
+ * scale groups (16, 32, 64, 128 elements), rows and parts, of every
+ * object and binding of the split `mixed` set (every format and layout)
+ * in f32, bf16 and f16: each equals the slice of the whole read (issue 15:
+ * a request's spans are planned and fetched together now). */
+START_TEST(odd_ranges_every_format)
+{
+	static const enum nf_dtype dts[] = {NF_DTYPE_F32, NF_DTYPE_BF16, NF_DTYPE_F16};
+	struct nf_artifact *a = open_fixture("mixed");
+	struct counting_fetch c = {.a = a};
+	struct nf_fetcher f = COUNTING_FETCHER(c);
+	unsigned views = 0;
+
+	for (uint32_t v = 0; v < a->nobjects + a->nbindings; v++) {
+		struct nf_part whole;
+		const struct nf_part *parts = &whole;
+		uint32_t nparts = 1;
+		uint64_t k = 1;
+		const char *what;
+
+		if (v < a->nobjects) {
+			const struct nf_object *o = &a->objects[v];
+			if (o->kind != NF_OBJ_TENSOR)
+				continue;
+			whole = (struct nf_part){v, 0, o->elements};
+			k = o->rank ? o->shape[o->rank - 1] : 1;
+			what = o->id;
+		} else {
+			const struct nf_binding *b = &a->bindings[v - a->nobjects];
+			parts = b->parts;
+			nparts = b->nparts;
+			k = b->rank ? b->shape[b->rank - 1] : 1;
+			what = b->name;
+		}
+		for (size_t d = 0; d < 3; d++) {
+			enum nf_dtype dt;
+			if (nf_decoded_dtype(a, parts, nparts, dts[d], &dt))
+				break;
+			size_t esz = nf_dtype_size(dt);
+			size_t size = (size_t)nf_parts_elements(parts, nparts) * esz;
+			uint8_t *all = malloc(size ? size : 1);
+			ck_assert_ptr_nonnull(all);
+			ck_assert_int_eq(dread(&c, a, parts, nparts, dt, &f, 0, size, all),
+					 (ssize_t)size);
+			/* the element offsets where something changes */
+			/* (the first few of each kind, and every part start) */
+			uint64_t marks[64];
+			size_t nm = 0;
+			static const uint64_t groups[] = {16, 32, 64, 128};
+			for (size_t g = 0; g < 5; g++) {
+				uint64_t step = g < 4 ? groups[g] : k;
+				for (uint64_t e = step, j = 0; e * esz < size && j < 6; e += step, j++)
+					marks[nm++] = e;
+			}
+			uint64_t at = 0;
+			for (uint32_t p = 0; p < nparts && nm < 63; p++) {
+				at += parts[p].end - parts[p].begin;
+				marks[nm++] = at;
+			}
+			marks[nm++] = 0;
+			for (size_t m = 0; m < nm; m++) {
+				static const int64_t deltas[] = {-5, -1, 0, 1, 3};
+				for (size_t q = 0; q < 5; q++) {
+					int64_t off = (int64_t)(marks[m] * esz) + deltas[q];
+					static const size_t lens[] = {1, 2, 5, 67, 261};
+					if (off < 0)
+						continue;
+					for (size_t l = 0; l < 5; l++)
+						odd_read(&c, &f, parts, nparts, dt, all, size,
+							 (uint64_t)off, lens[l], what);
+				}
+			}
+			free(all);
+			views++;
+		}
+	}
+	ck_assert_uint_ge(views, 60);
+	nf_artifact_close(a);
+}
+END_TEST
+
 /* A parts binding decodes to the concatenation of its parents' ranges. */
 START_TEST(bindings_concatenate_parts)
 {
@@ -269,8 +441,8 @@ START_TEST(bindings_concatenate_parts)
 
 	for (const char *const *fx = float_fixtures; *fx; fx++) {
 		struct nf_artifact *a = open_fixture(*fx);
-		struct counting_fetch c = {a, 0, 0};
-		struct nf_fetcher f = {counting_fetch, &c};
+		struct counting_fetch c = {.a = a};
+		struct nf_fetcher f = COUNTING_FETCHER(c);
 
 		for (uint32_t b = 0; b < a->nbindings; b++) {
 			const struct nf_binding *bd = &a->bindings[b];
@@ -280,7 +452,7 @@ START_TEST(bindings_concatenate_parts)
 				continue;
 			size_t bytes = (size_t)bd->elements * 4, at = 0;
 			uint8_t *got = malloc(bytes + 1), *want = malloc(bytes + 1);
-			ck_assert_int_eq(nf_decoded_read(a, bd->parts, bd->nparts, dt, &f, 0, bytes, got),
+			ck_assert_int_eq(dread(&c, a, bd->parts, bd->nparts, dt, &f, 0, bytes, got),
 					 (ssize_t)bytes);
 			for (uint32_t p = 0; p < bd->nparts; p++) {
 				size_t elen;
@@ -319,10 +491,10 @@ START_TEST(small_reads_fetch_little)
 		if (o->kind != NF_OBJ_TENSOR || o->bytes < 8192 ||
 		    nf_decoded_dtype(a, &whole, 1, NF_DTYPE_F32, &dt))
 			continue;
-		struct counting_fetch c = {a, 0, 0};
-		struct nf_fetcher f = {counting_fetch, &c};
+		struct counting_fetch c = {.a = a};
+		struct nf_fetcher f = COUNTING_FETCHER(c);
 		uint64_t mid = o->elements / 2 * 4;
-		ck_assert_int_eq(nf_decoded_read(a, &whole, 1, dt, &f, mid, 4, out), 4);
+		ck_assert_int_eq(dread(&c, a, &whole, 1, dt, &f, mid, 4, out), 4);
 		/* at most one row of codes and its scales, or one nvfp4 scale tile */
 		ck_assert_msg(c.bytes <= 4096 + o->bytes / 16, "%s: one element fetched %lu of %lu bytes",
 			      o->id, (unsigned long)c.bytes, (unsigned long)o->bytes);
@@ -338,13 +510,13 @@ END_TEST
 START_TEST(safetensors_file)
 {
 	struct nf_artifact *a = open_fixture("mixed");
-	struct counting_fetch c = {a, 0, 0};
-	struct nf_fetcher f = {counting_fetch, &c};
+	struct counting_fetch c = {.a = a};
+	struct nf_fetcher f = COUNTING_FETCHER(c);
 	struct nf_safetensors st;
 
 	ck_assert_int_eq(nf_safetensors_build(&st, a, NF_DTYPE_F32), 0);
 	uint8_t *file = malloc(st.size);
-	ck_assert_int_eq(nf_safetensors_read(&st, a, &f, 0, st.size, file), (ssize_t)st.size);
+	ck_assert_int_eq(stread(&c, &st, a, &f, 0, st.size, file), (ssize_t)st.size);
 
 	uint64_t hlen = 0;
 	for (int i = 7; i >= 0; i--)
@@ -385,7 +557,7 @@ START_TEST(safetensors_file)
 		ck_assert_uint_eq(b0, covered); /* no holes, binding order */
 		covered = b1;
 		uint8_t *want = malloc(b1 - b0 + 1);
-		ck_assert_int_eq(nf_decoded_read(a, bd->parts, bd->nparts, dt, &f, 0, b1 - b0, want),
+		ck_assert_int_eq(dread(&c, a, bd->parts, bd->nparts, dt, &f, 0, b1 - b0, want),
 				 (ssize_t)(b1 - b0));
 		ck_assert(memcmp(file + data + b0, want, b1 - b0) == 0);
 		free(want);
@@ -400,7 +572,7 @@ START_TEST(safetensors_file)
 		uint64_t off = nf_fx_below(&rng, (uint32_t)st.size + 2);
 		size_t len = nf_fx_below(&rng, (uint32_t)(st.size / 3));
 		size_t want = off >= st.size ? 0 : (st.size - off < len ? st.size - off : len);
-		ck_assert_int_eq(nf_safetensors_read(&st, a, &f, off, len, part), (ssize_t)want);
+		ck_assert_int_eq(stread(&c, &st, a, &f, off, len, part), (ssize_t)want);
 		ck_assert(want == 0 || memcmp(part, file + off, want) == 0);
 	}
 	free(part);
@@ -451,6 +623,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, objects_decode_to_expected);
 	tcase_add_test(tc, subranges_equal_slices);
+	tcase_add_test(tc, odd_ranges_every_format);
 	tcase_add_test(tc, bindings_concatenate_parts);
 	tcase_add_test(tc, small_reads_fetch_little);
 	tcase_add_test(tc, safetensors_file);
