@@ -1,4 +1,4 @@
-/* fs/ninfer/read.c — reads of the NInfer family's views: DECODED and
+/* fs/ninfer/read.c — reads of the NInfer family's views: DECODED, NPY and
  * SAFETENSORS (fs/family.h's read), and which backing files they show.
  *
  * The decoders (decoded.h, safetensors.h) take a fetcher that queues
@@ -8,9 +8,12 @@
  * (nf_rd_run); their scratch is the thread's work area (nf_rd_scratch). */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "fs/ninfer/decoded.h"
 #include "fs/ninfer/ninfer.h"
+#include "fs/ninfer/npy.h"
 #include "fs/ninfer/safetensors.h"
 #include "fs/ninfer/tree.h"
 
@@ -47,6 +50,46 @@ static void *fetch_scratch(void *arg, size_t n)
 	return nf_rd_scratch(((struct fetch_arg *)arg)->rd, n);
 }
 
+static int check_read(ssize_t got, size_t len);
+
+/* Bytes [off, off + len) of an NPY view (off + len <= its size): the
+ * preamble, made again from the record into scratch when the range
+ * touches it, then the decoded bytes, one plan (nf_decoded_read). */
+static int read_npy(const struct nf_ninfer *n, struct nf_rd *rd, const struct nf_node *node,
+		    const struct nf_view *v, const struct nf_dview *dv, const struct nf_fetcher *f,
+		    uint64_t off, size_t len, char *out)
+{
+	const struct nf_artifact *a = n->a;
+	uint64_t hlen = v->at;
+
+	if (off < hlen) {
+		const uint64_t *shape;
+		uint32_t rank;
+		char *h;
+		size_t k = hlen - off < len ? (size_t)(hlen - off) : len;
+
+		if (node->role == NF_ROLE_DECODED_OBJECT) {
+			rank = a->objects[node->ref].rank;
+			shape = a->objects[node->ref].shape;
+		} else {
+			rank = a->bindings[node->ref].rank;
+			shape = a->bindings[node->ref].shape;
+		}
+		if (hlen > SIZE_MAX || (h = nf_rd_scratch(rd, (size_t)hlen)) == NULL)
+			return -ENOMEM;
+		if (nf_npy_header(dv->dtype, rank, shape, h, hlen) != hlen)
+			return -EIO;   /* the record changed its preamble: cannot be */
+		memcpy(out, h + off, k);
+		out += k;
+		len -= k;
+		off = hlen;
+	}
+	if (len == 0)
+		return 0;
+	return check_read(nf_decoded_read(a, dv->parts, dv->nparts, dv->dtype, f, off - hlen, len,
+					  (uint8_t *)out), len);
+}
+
 static int check_read(ssize_t got, size_t len)
 {
 	if (got < 0)
@@ -70,6 +113,12 @@ int nf_ninfer_read(void *state, struct nf_rd *rd, uint32_t node, const struct nf
 			return dv.error;   /* undecodable parts: not a failed read */
 		rc = check_read(nf_decoded_read(n->a, dv.parts, dv.nparts, dv.dtype, &f, off, len,
 						(uint8_t *)out), len);
+		break;
+	case NF_VIEW_NPY:
+		nf_dview_of(n->a, &n->tree->nodes[node], v, &dv);
+		if (dv.error)
+			return dv.error;
+		rc = read_npy(n, rd, &n->tree->nodes[node], v, &dv, &f, off, len, out);
 		break;
 	case NF_VIEW_SAFETENSORS:
 		rc = n->has_st ? check_read(nf_safetensors_read(&n->st, n->a, &f, off, len,
@@ -100,6 +149,7 @@ bool nf_ninfer_touches(void *state, uint32_t node, const struct nf_view *v, uint
 	uint64_t flo = a->files[file].logical_start, fhi = flo + a->files[file].payload_bytes;
 	switch (v->kind) {
 	case NF_VIEW_DECODED:
+	case NF_VIEW_NPY:
 		nf_dview_of(a, &n->tree->nodes[node], v, &dv);
 		for (uint32_t k = 0; k < dv.nparts; k++) {
 			const struct nf_object *o = &a->objects[dv.parts[k].object];

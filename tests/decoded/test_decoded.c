@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fs/ninfer/decoded.h"
+#include "fs/ninfer/npy.h"
 #include "fs/ninfer/safetensors.h"
 #include "reader/artifact.h"
 #include "tests/fixtures/fixtures.h"
@@ -434,6 +435,75 @@ START_TEST(odd_ranges_every_format)
 }
 END_TEST
 
+/* NPY preambles against vectors computed by hand from the format
+ * description: magic, version, little-endian length, the dict text, spaces
+ * and '\n' to a multiple of 64; version 2.0 (uint32 length) past 65535. */
+static void npy_expect(enum nf_dtype dt, uint32_t rank, const uint64_t *shape, const char *dict,
+		       uint64_t total, unsigned major)
+{
+	uint64_t n = nf_npy_header(dt, rank, shape, NULL, 0);
+	char *h = malloc(total);
+	size_t pre = major == 1 ? 10 : 12, dl = strlen(dict);
+	uint64_t hlen = total - pre;
+
+	ck_assert_uint_eq(n, total);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_uint_eq(nf_npy_header(dt, rank, shape, h, total - 1), total);   /* too small */
+	ck_assert_uint_eq(nf_npy_header(dt, rank, shape, h, total), total);
+	ck_assert(memcmp(h, "\x93NUMPY", 6) == 0);
+	ck_assert_uint_eq((uint8_t)h[6], major);
+	ck_assert_uint_eq((uint8_t)h[7], 0);
+	for (unsigned i = 0; i < pre - 8; i++)
+		ck_assert_uint_eq((uint8_t)h[8 + i], (hlen >> (8 * i)) & 0xff);
+	ck_assert_msg(memcmp(h + pre, dict, dl) == 0, "%.*s", (int)(dl < 200 ? dl : 200), h + pre);
+	for (uint64_t i = pre + dl; i < total - 1; i++)
+		ck_assert_int_eq(h[i], ' ');
+	ck_assert_int_eq(h[total - 1], '\n');
+	free(h);
+}
+
+START_TEST(npy_preambles)
+{
+	static const uint64_t s34[] = {3, 4}, s5[] = {5}, big[] = {18446744073709551615ull, 7};
+	/* 59 bytes of dict + 10 + '\n' = 70: 128 */
+	npy_expect(NF_DTYPE_F32, 2, s34,
+		   "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", 128, 1);
+	npy_expect(NF_DTYPE_BF16, 0, NULL,
+		   "{'descr': '<u2', 'fortran_order': False, 'shape': (), }", 128, 1);
+	npy_expect(NF_DTYPE_F16, 1, s5,
+		   "{'descr': '<f2', 'fortran_order': False, 'shape': (5,), }", 128, 1);
+	/* 51 + 20 + 3 + 4 = 78 bytes of dict + 11 = 89: 128 */
+	npy_expect(NF_DTYPE_I32, 2, big,
+		   "{'descr': '<i4', 'fortran_order': False, 'shape': (18446744073709551615, 7), }",
+		   128, 1);
+	/* r ones: 51 + 1 + 3 (r - 1) + 4 = 53 + 3r bytes of dict.  r = 21824:
+	 * 65525, 10 + 65525 + 1 = 65536, the largest 1.0 preamble (length
+	 * 65526); r = 21825: 65528, 1.0 would need 65590: 2.0, 12 + 65528 + 1
+	 * -> 65600; r = 30000: 90053 -> 90112 */
+	static const struct { uint32_t rank; uint64_t total; unsigned major; } ones_cases[] = {
+		{21824, 65536, 1}, {21825, 65600, 2}, {30000, 90112, 2}};
+	uint64_t *ones = malloc(30000 * sizeof *ones);
+	char *dict = malloc(53 + 3 * 30000 + 1);
+	ck_assert_ptr_nonnull(ones);
+	ck_assert_ptr_nonnull(dict);
+	for (int i = 0; i < 30000; i++)
+		ones[i] = 1;
+	for (size_t c = 0; c < 3; c++) {
+		size_t o = (size_t)sprintf(dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (1");
+		for (uint32_t i = 1; i < ones_cases[c].rank; i++)
+			o += (size_t)sprintf(dict + o, ", 1");
+		o += (size_t)sprintf(dict + o, "), }");
+		ck_assert_uint_eq(o, 53 + 3 * (size_t)ones_cases[c].rank);
+		npy_expect(NF_DTYPE_F32, ones_cases[c].rank, ones, dict, ones_cases[c].total,
+			   ones_cases[c].major);
+	}
+	free(ones);
+	free(dict);
+	ck_assert_ptr_null(nf_npy_descr((enum nf_dtype)99));
+	ck_assert_uint_eq(nf_npy_header((enum nf_dtype)99, 0, NULL, NULL, 0), 0);
+}
+END_TEST
+
 /* A parts binding decodes to the concatenation of its parents' ranges. */
 START_TEST(bindings_concatenate_parts)
 {
@@ -624,6 +694,7 @@ int main(void)
 	tcase_add_test(tc, objects_decode_to_expected);
 	tcase_add_test(tc, subranges_equal_slices);
 	tcase_add_test(tc, odd_ranges_every_format);
+	tcase_add_test(tc, npy_preambles);
 	tcase_add_test(tc, bindings_concatenate_parts);
 	tcase_add_test(tc, small_reads_fetch_little);
 	tcase_add_test(tc, safetensors_file);
