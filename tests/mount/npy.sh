@@ -11,13 +11,17 @@
 # - np.load, plain and mmap_mode="r", equals np.fromfile of the decoded
 #   file reshaped by user.ninfer.shape (bf16 as its uint16 words);
 # - O_DIRECT reads across the preamble/data boundary equal the slices of
-#   the whole file; an undecodable object's .npy fails as its decoded file.
+#   the whole file; an undecodable object's .npy fails as its decoded file;
+# - every tensor of decoded/model.safetensors as a numpy.memmap at its
+#   data_offsets (the way safetensors' safe_open maps it) equals np.load
+#   of its binding's .npy.
 . "$(dirname "$0")/lib.sh"
 
 check_npy() { # DIR MNT
 	python3 - "$@" <<'PY'
 import ast, errno, json, os, sys
 import numpy as np
+from nfnames import esc   # the naming rule of man ninferfs.5 (tests/pylib)
 d, mnt = sys.argv[1], sys.argv[2]
 dec = os.path.join(mnt, "decoded")
 npy = os.path.join(dec, "npy")
@@ -98,8 +102,30 @@ for rel, p in sorted(got.items()):
             assert os.pread(fd, ln, off) == raw[off:off + ln], (rel, off, ln)
     os.close(fd)
     n += 1
-print("npy files", n, "undecodable", bad)
-assert n > 0
+# decoded/model.safetensors the way safetensors.safe_open reads it: the
+# header by json, each tensor a numpy.memmap at its data_offsets; each
+# equals np.load of its binding's .npy
+st = os.path.join(dec, "model.safetensors")
+with open(st, "rb") as f:
+    hn = int.from_bytes(f.read(8), "little")
+    hdr = json.loads(f.read(hn))
+ST = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I32": "<i4"}
+nt = 0
+for name, t in hdr.items():
+    if name == "__metadata__":
+        continue
+    a0, a1 = t["data_offsets"]
+    mm = np.memmap(st, dtype=ST[t["dtype"]], mode="r", offset=8 + hn + a0,
+                   shape=tuple(t["shape"]))
+    assert mm.nbytes == a1 - a0, name
+    p = os.path.join(npy, "bindings", *[esc(c) for c in name.split("/")]) + ".npy"
+    ref = np.load(p, mmap_mode="r")
+    assert ref.dtype == mm.dtype and ref.shape == mm.shape, (name, ref.dtype, mm.dtype)
+    assert ref.tobytes() == mm.tobytes(), name
+    del mm, ref
+    nt += 1
+print("npy files", n, "undecodable", bad, "safetensors tensors", nt)
+assert n > 0 and nt > 0
 PY
 }
 
