@@ -50,7 +50,12 @@ static void *fetch_scratch(void *arg, size_t n)
 	return nf_rd_scratch(((struct fetch_arg *)arg)->rd, n);
 }
 
-static int check_read(ssize_t got, size_t len);
+static int check_read(ssize_t got, size_t len)
+{
+	if (got < 0)
+		return (int)got;
+	return (size_t)got == len ? 0 : -EIO;
+}
 
 /* Bytes [off, off + len) of an NPY view (off + len <= its size): the
  * preamble, made again from the record into scratch when the range
@@ -88,13 +93,6 @@ static int read_npy(const struct nf_ninfer *n, struct nf_rd *rd, const struct nf
 		return 0;
 	return check_read(nf_decoded_read(a, dv->parts, dv->nparts, dv->dtype, f, off - hlen, len,
 					  (uint8_t *)out), len);
-}
-
-static int check_read(ssize_t got, size_t len)
-{
-	if (got < 0)
-		return (int)got;
-	return (size_t)got == len ? 0 : -EIO;
 }
 
 int nf_ninfer_read(void *state, struct nf_rd *rd, uint32_t node, const struct nf_view *v,
