@@ -38,7 +38,11 @@
 #              summed in order (numpy's own sum: its time counts too) (the way safetensors.safe_open faults pages
 #              in) against dd of the same file (goal >= 0.8); the same over
 #              the .npy files of decoded/npy/objects/ (np.load mmap_mode="r")
-#              against dd of them, when the mount has them
+#              against dd of them, when the mount has them; the fault
+#              path alone (one byte of every page, no sum) against dd, and
+#              the sum with the pages already cached (no faults): a memmap
+#              sum whose faults and sum did not overlap would run at
+#              1 / (1 + dd / that) of dd
 #   parallel   4 dd readers of 4 decoded objects at once: aggregate MiB/s
 #              over the same 4 read one after another (goal >= 1.6 on 2
 #              cores)
@@ -214,6 +218,26 @@ for name, t in sorted(((k, v) for k, v in h.items() if k != "__metadata__"),
     del m
 PY
 }
+# The fault path alone: the whole file mapped, one byte of every page read
+# in order (no arithmetic over the data).
+memmap_touch() {
+	"$PY" - "$1" <<'PY'
+import sys
+import numpy as np
+np.memmap(sys.argv[1], dtype=np.uint8, mode="r")[::4096].sum()
+PY
+}
+# COMMAND FILE... with FILE's pages already in the mount's cache (one
+# untimed run first): no daemon, no fault I/O: what the reader's own work
+# costs.
+warm_pass() {
+	local cmd=$1 bytes=0 f
+	shift
+	for f in "$@"; do bytes=$((bytes + $(size "$f"))); done
+	"$cmd" "$@" >/dev/null
+	timed "$(stat -c %m "$1")" "$bytes" "$cmd" "$@"
+	drop_file "$@"
+}
 # The same over .npy files (np.load mmap_mode="r").
 memmap_npy() {
 	"$PY" - "$@" <<'PY'
@@ -231,6 +255,8 @@ NPY=()
 for r in $(seq "$REPS"); do
 	rec mm_st $(pass memmap_st "$ST")
 	rec dd_st $(first_read "$ST")
+	rec mm_touch $(pass memmap_touch "$ST")
+	rec mm_warm $(warm_pass memmap_st "$ST")
 	if [ ${#NPY[@]} -gt 0 ]; then
 		rec mm_npy $(pass memmap_npy "${NPY[@]}")
 		rec dd_npy $(first_read "${NPY[@]}")
@@ -324,6 +350,8 @@ for qd in 1 16; do
 done
 row "dd decoded/model.safetensors" dd_st
 row "numpy memmap sum, every tensor of it" mm_st "$(ratio mm_st dd_st)x dd"
+row "numpy memmap, one byte a page (faults only)" mm_touch "$(ratio mm_touch dd_st)x dd"
+row "numpy memmap sum, pages cached (no faults)" mm_warm
 if [ -n "${R[mm_npy]:-}" ]; then
 	row "dd decoded/npy/objects/*.npy" dd_npy
 	row "np.load(mmap_mode=r) sum of them" mm_npy "$(ratio mm_npy dd_npy)x dd"
@@ -338,6 +366,10 @@ cmax=$(printf '%s\n' "${VARCPU[@]}" | sort -g | tail -1)
 cmin=$(printf '%s\n' "${VARCPU[@]}" | sort -g | head -1)
 echo "variance, fresh mount, 5 runs of decoded q4 -> f32 (MiB/s): ${VAR[*]} (load $varload)"
 echo "  their CPU cost (daemon + reader CPU-s/GiB): ${VARCPU[*]}, max/min $(awk -v a="$cmax" -v b="$cmin" 'BEGIN { printf "%.2f", a / b }')"
+# were the sum and the faults not overlapped (readahead runs ahead of the
+# faults while the reader sums), a memmap sum would run at dd's rate slowed
+# by the sum's own time
+echo "memmap sum with no overlap of faults and sum: 1 / (1 + dd / (sum with pages cached)) = $(awk -v d="$(med dd_st)" -v w="$(med mm_warm)" 'BEGIN { printf "%.2f", 1 / (1 + d / w) }')x dd"
 echo "FUSE_READ sizes, memmap of model.safetensors: $REQ_MMAP"
 echo "FUSE_READ sizes, dd bs=1M of model.safetensors: $REQ_DD"
 echo
