@@ -130,5 +130,10 @@ int nf_rd_queue(struct nf_rd *rd, uint64_t logical, uint64_t length, void *dst);
 int nf_rd_run(struct nf_rd *rd);
 /* Count this request in the stats' "errors". */
 void nf_rd_failed(struct nf_rd *rd);
+/* `n` bytes of scratch memory for this request (source bytes to decode,
+ * a plan), 64-byte aligned, valid and never moved until the family's read
+ * returns; NULL on ENOMEM.  From the thread's work area: once it has grown
+ * to what a request needs, no allocation happens on a read (issue 15). */
+void *nf_rd_scratch(struct nf_rd *rd, size_t n);
 
 #endif

@@ -373,7 +373,7 @@ static int open_source(struct nf_fs *fs, int argc, char **argv)
 			fs->opt.source, fam->name);
 		return NF_EXIT_ENTRY;
 	}
-	if (nf_files_doc_init(fs) < 0 || nf_set_init(fs) < 0) {
+	if (nf_files_doc_init(fs) < 0 || nf_set_init(fs) < 0 || nf_counters_init(fs) < 0) {
 		fprintf(stderr, "ninferfs: out of memory\n");
 		return NF_EXIT_ENTRY;
 	}
@@ -587,6 +587,7 @@ static void fs_free(struct nf_fs *fs)
 		fs->engine.ops->close(fs->engine.state);   /* its holds on the files */
 	nf_tree_free(&fs->tree);
 	nf_files_doc_free_all(fs);
+	nf_counters_free(fs);
 	nf_set_free(fs);
 	if (fs->fam)
 		fs->family->close(fs->fam);

@@ -77,9 +77,9 @@ struct nf_set {
 	void *arg;                     /* the ops' first argument */
 };
 
-/* The adapter's counters of one file. */
+/* The adapter's flags of one file (its read counters are per thread:
+ * fs/counters.c). */
 struct nf_file_counters {
-	atomic_uint_fast64_t reads, bytes, errors;
 	atomic_bool logged;      /* the first error on this file was logged */
 	atomic_bool changed;     /* found changed while mounted (watch.c) */
 	atomic_bool inval_due;   /* ... and the kernel's pages of the views on it
@@ -90,10 +90,12 @@ struct nf_fs;
 /* The counters of fs->set (0 or -ENOMEM); freed by nf_set_free. */
 int nf_set_init(struct nf_fs *fs);
 void nf_set_free(struct nf_fs *fs);
-/* Count ios [0, n) done by an engine, each on its file; the first error on
- * a file is logged, later ones not.  An io whose result is -ECANCELED was
- * not issued (an earlier failure stopped the read) and is not counted. */
-void nf_set_account(struct nf_fs *fs, const struct nf_io *ios, size_t n);
+/* Count ios [0, n) done by an engine, each on its file, in the counts of
+ * the thread that read them (fs/counters.c); the first error on a file is
+ * logged, later ones not.  An io whose result is -ECANCELED was not issued
+ * (an earlier failure stopped the read) and is not counted. */
+struct nf_counts;
+void nf_set_account(struct nf_fs *fs, struct nf_counts *c, const struct nf_io *ios, size_t n);
 /* "present", "missing", "bad", "unchecked". */
 const char *nf_fstatus_name(enum nf_fstatus s);
 
