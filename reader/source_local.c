@@ -1,4 +1,4 @@
-/* reader/files.c — the part files of a set (seed §2.1, §3.2, §3.3, §11.1).
+/* reader/source_local.c — the part files of a set (seed §2.1, §3.2, §3.3, §11.1).
  *
  * Parts are opened lazily, relative to the entry's directory and never
  * outside it: the directory is opened once (O_PATH), and each part with
