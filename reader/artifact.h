@@ -193,6 +193,13 @@ void nf_file_release(struct nf_artifact *a, uint32_t i);
 /* Acquire and release: compare file i with its fingerprint now.  0, or
  * what nf_file_acquire returned. */
 int nf_file_verify(struct nf_artifact *a, uint32_t i);
+/* All of [off, off+len) of file i (absolute file offsets) into buf, for
+ * every synchronous read (tools, tests, uses.json, --deep): checks the
+ * file first as nf_file_acquire would.  0, -ENOENT (missing), -EIO (bad
+ * or changed), -ENODATA (the file ends early), -EMFILE/-ENFILE, -EINVAL
+ * (index or span).  i == 0 reads the entry even when the set has no
+ * usable files table. */
+int nf_file_pread(struct nf_artifact *a, uint32_t i, void *buf, uint64_t len, uint64_t off);
 enum nf_file_status nf_file_status(const struct nf_artifact *a, uint32_t i, const char **reason);
 /* The identity recorded at a file's first open. */
 struct nf_file_fingerprint {
@@ -251,8 +258,8 @@ int nf_artifact_check_deep(struct nf_artifact *a, struct nf_report *report,
 			   void (*progress)(void *arg, uint64_t done, uint64_t total),
 			   void *progress_arg);
 
-/* Read logical payload bytes [off, off+len) into buf with pread, through
- * the range map, opening files as needed.  Returns 0; -ERANGE when the
+/* Read logical payload bytes [off, off+len) into buf with nf_file_pread,
+ * through the range map, opening files as needed.  Returns 0; -ERANGE when the
  * range is not inside the payload; or the first failing file's -errno
  * (-ENODATA when it ends early, -EIO/-ENOENT when missing or bad), with its
  * index in *failed_file when that is not NULL.  The daemon reads through

@@ -1,4 +1,15 @@
-/* reader/source_local.c — the part files of a set (seed §2.1, §3.2, §3.3, §11.1).
+/* reader/source_local.c — the files of a set in a local directory (seed
+ * §2.1, §3.2, §3.3, §11.1): the local source of source.h.
+ *
+ * The entry is opened as given and kept open; its JSON is mapped, not
+ * read (issue 11: a 16 GiB sparse entry claiming 8 GiB of JSON was read
+ * whole, 40 s and 8.4 GB, to report a syntax error at byte 6): a private
+ * read-only mapping whose pages are read only when the parser touches
+ * them, so a directory that is bad early fails at once and memory follows
+ * what was parsed, not what was claimed.  The parser wants a NUL after the
+ * text: the mapping is laid over an anonymous reservation one byte longer,
+ * and that byte (in a copied-on-write page) is set to 0.  A file system
+ * that cannot map the entry gets malloc and pread.
  *
  * Parts are opened lazily, relative to the entry's directory and never
  * outside it: the directory is opened once (O_PATH), and each part with
@@ -30,44 +41,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "reader/internal.h"
+#include "reader/source.h"
 
-static const uint8_t part_magic[8] = {0x4e, 0x49, 0x4e, 0x50, 0x52, 0x54, 0x00, 0x03};
+#define NO_FILE UINT32_MAX
 
-const char *nf_part_path_problem(const char *p, size_t len, const char *entry_name,
-				 const char **code)
+/* What the local source keeps per file. */
+struct local_file {
+	int fd;                   /* -1 when not open (not yet, closed by the cache, bad) */
+	bool id_known;            /* id was taken at the first open */
+	struct nf_file_fingerprint id;
+	uint32_t pins;            /* acquirers holding fd now */
+	bool in_lru;              /* open, unpinned, closable: in the LRU list */
+	uint32_t lru_prev, lru_next;
+};
+
+struct local {
+	int dirfd;                /* O_PATH of the entry's directory, -1 until needed */
+	int entry_fd;             /* the entry, kept open (files[0]) */
+	char *entry_dir;          /* directory of the entry, malloc'd */
+	struct nf_file_fingerprint entry_id;   /* the entry at open */
+	struct local_file *files; /* a->nfiles of them, from files_ready; NULL before */
+	/* the open-file cache of the parts, under priv->lock */
+	uint32_t nopen, open_max; /* part descriptors open; the cache's bound */
+	uint32_t lru_head, lru_tail;
+	uint64_t evictions, reopens;
+};
+
+static struct local *L_of(const struct nf_artifact *a)
 {
-	*code = "FILES_PATH_INVALID";
-	if (len == 0)
-		return "is empty";
-	if (memchr(p, '\0', len))
-		return "contains U+0000";
-	if (p[0] == '/')
-		return "is absolute";
-	if (memchr(p, '/', len))
-		return "contains '/'";
-	if (memchr(p, '\\', len))
-		return "contains '\\'";
-	if (strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
-		return "is a dot entry";
-	if (entry_name && strcmp(p, entry_name) == 0) {
-		*code = "FILES_PATH_IS_ENTRY";
-		return "is the entry's own file name";
-	}
-	return NULL;
+	return a->priv->src_state;
 }
 
-static uint64_t le64(const uint8_t *b)
+int nf_pread_full(int fd, void *buf, uint64_t n, uint64_t off)
 {
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | b[i];
-	return v;
+	uint64_t done = 0;
+
+	while (done < n) {
+		ssize_t k = pread(fd, (char *)buf + done, (size_t)(n - done), (off_t)(off + done));
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -ENODATA;
+		done += (uint64_t)k;
+	}
+	return 0;
 }
 
 static int open_beneath(int dirfd, const char *name)
@@ -87,22 +114,6 @@ static int open_beneath(int dirfd, const char *name)
 static bool fd_limit_error(int e)
 {
 	return e == EMFILE || e == ENFILE;
-}
-
-static void set_state(struct nf_file_state *st, enum nf_file_status s, const char *code,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void set_state(struct nf_file_state *st, enum nf_file_status s, const char *code,
-		      const char *fmt, ...)
-{
-	st->status = s;
-	st->code = code;
-	free(st->reason);
-	st->reason = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&st->reason, fmt, ap) < 0)
-		st->reason = NULL;
-	va_end(ap);
 }
 
 /* ---- identity ----------------------------------------------------------- */
@@ -157,58 +168,225 @@ static char *identity_change(const struct nf_file_fingerprint *was, const struct
 	return out ? out : strdup("changed");
 }
 
+/* ---- the entry ----------------------------------------------------------- */
+
+static int set_paths(struct nf_artifact *a, struct local *L, const char *entry_path)
+{
+	struct nf_artifact_private *p = a->priv;
+	a->entry_path = nf_arena_strdup(&p->arena, entry_path);
+	const char *slash = strrchr(entry_path, '/');
+	a->entry_name = nf_arena_strdup(&p->arena, slash ? slash + 1 : entry_path);
+	if (slash == entry_path)
+		L->entry_dir = strdup("/");
+	else if (slash)
+		L->entry_dir = strndup(entry_path, (size_t)(slash - entry_path));
+	else
+		L->entry_dir = strdup(".");
+	return a->entry_path && a->entry_name && L->entry_dir ? 0 : -ENOMEM;
+}
+
+/* Map [0, 32 + json_bytes) of the entry with a NUL after it; 0, or -errno
+ * (nothing mapped).  The caller checked that the file holds those bytes, so
+ * every file page of the mapping has bytes of the file (no SIGBUS unless
+ * the file shrinks meanwhile: limits.c guards the tools against that). */
+static int map_json(struct nf_artifact *a, int fd)
+{
+	struct nf_artifact_private *p = a->priv;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t text_end = NF_ENTRY_HEADER_BYTES + (size_t)a->json_bytes;
+	size_t file_len = (text_end + page - 1) / page * page;
+	size_t map_len = (text_end + 1 + page - 1) / page * page;
+	char *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	if (mmap(base, file_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		int e = errno;
+		munmap(base, map_len);
+		return -e;
+	}
+	base[text_end] = '\0';   /* copies one page; the file is never written */
+	mprotect(base, map_len, PROT_READ);
+	p->json_map = base;
+	p->json_map_len = map_len;
+	a->json_text = base + NF_ENTRY_HEADER_BYTES;
+	return 0;
+}
+
+/* The JSON text by pread where the entry cannot be mapped. */
+static int read_json(struct nf_artifact *a, int fd, struct nf_report *r)
+{
+	char *text = malloc((size_t)a->json_bytes + 1);
+	if (!text) {
+		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
+			      "cannot hold the %llu-byte JSON directory",
+			      (unsigned long long)a->json_bytes);
+		return -ENOMEM;
+	}
+	text[a->json_bytes] = '\0';
+	a->priv->json_text = text;
+	int rc = nf_pread_full(fd, text, (size_t)a->json_bytes, NF_ENTRY_HEADER_BYTES);
+	if (rc < 0) {
+		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
+			      "%s: reading the JSON failed: %s", a->entry_path,
+			      rc == -ENODATA ? "file shrank" : strerror(-rc));
+		return rc == -ENODATA ? -EIO : rc;
+	}
+	a->json_text = text;
+	return 0;
+}
+
+static int local_open(struct nf_artifact *a, const char *entry, const struct nf_open_opts *o,
+		      struct nf_report *r, uint64_t *entry_size)
+{
+	(void)o;
+	struct local *L = calloc(1, sizeof *L);
+	if (L) {
+		L->dirfd = -1;
+		L->entry_fd = -1;
+		L->lru_head = L->lru_tail = NO_FILE;
+		L->open_max = nf_files_default_open_max();
+		a->priv->src_state = L;
+	}
+	if (!L || set_paths(a, L, entry) < 0) {
+		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
+			      "cannot allocate the artifact");
+		return -ENOMEM;
+	}
+	/* O_NONBLOCK: a FIFO or device given as the entry must not hang the
+	 * open; only a regular file is accepted, for which the flag changes
+	 * nothing. */
+	L->entry_fd = open(entry, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = L->entry_fd;
+	if (fd < 0) {
+		int e = errno;
+		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
+			      "%s: %s", entry, strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
+			      "%s: fstat failed: %s", a->entry_path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
+			      "%s: not a regular file", a->entry_path);
+		return -EINVAL;
+	}
+	*entry_size = (uint64_t)st.st_size;
+	nf_fingerprint_of(&st, &L->entry_id);
+
+	uint8_t h[NF_ENTRY_HEADER_BYTES];
+	if (*entry_size >= NF_ENTRY_HEADER_BYTES) {
+		int rc = nf_pread_full(fd, h, sizeof h, 0);
+		if (rc < 0) {
+			nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
+				      "%s: reading the header failed: %s", a->entry_path,
+				      rc == -ENODATA ? "file shrank" : strerror(-rc));
+			return rc == -ENODATA ? -EIO : rc;
+		}
+	}
+	int rc = nf_entry_header(a, *entry_size >= NF_ENTRY_HEADER_BYTES ? h : NULL, *entry_size, r);
+	if (rc < 0)
+		return rc;
+	if (map_json(a, fd) == 0)
+		return 0;
+	return read_json(a, fd, r);
+}
+
+static int local_files_ready(struct nf_artifact *a, struct nf_report *r)
+{
+	struct local *L = L_of(a);
+	if (a->nfiles > 0 && a->priv->files) {
+		L->files = calloc(a->nfiles, sizeof *L->files);
+		if (!L->files) {
+			nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "files",
+				      "cannot allocate the file table of %s", a->entry_name);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < a->nfiles; i++)
+			L->files[i].fd = -1;
+		/* The entry is files[0]: already open, never closed by the cache. */
+		L->files[0].fd = L->entry_fd;
+		L->files[0].id = L->entry_id;
+		L->files[0].id_known = true;
+	}
+	/* The directory of the entry, once: parts are opened beneath it. */
+	L->dirfd = open(L->entry_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return 0;
+}
+
+static void local_close(struct nf_artifact *a)
+{
+	struct local *L = L_of(a);
+	if (!L)
+		return;
+	if (L->files)
+		for (uint32_t i = 1; i < a->nfiles; i++)
+			if (L->files[i].fd >= 0)
+				close(L->files[i].fd);
+	free(L->files);
+	if (L->entry_fd >= 0)
+		close(L->entry_fd);
+	if (L->dirfd >= 0)
+		close(L->dirfd);
+	free(L->entry_dir);
+	free(L);
+	a->priv->src_state = NULL;
+}
+
 /* ---- the open-file cache (lock held) ------------------------------------ */
 
-#define NO_FILE UINT32_MAX
-
-static void lru_unlink(struct nf_artifact_private *p, uint32_t i)
+static void lru_unlink(struct local *L, uint32_t i)
 {
-	struct nf_file_state *st = &p->files[i];
-	if (!st->in_lru)
+	struct local_file *lf = &L->files[i];
+	if (!lf->in_lru)
 		return;
-	if (st->lru_prev != NO_FILE)
-		p->files[st->lru_prev].lru_next = st->lru_next;
+	if (lf->lru_prev != NO_FILE)
+		L->files[lf->lru_prev].lru_next = lf->lru_next;
 	else
-		p->lru_head = st->lru_next;
-	if (st->lru_next != NO_FILE)
-		p->files[st->lru_next].lru_prev = st->lru_prev;
+		L->lru_head = lf->lru_next;
+	if (lf->lru_next != NO_FILE)
+		L->files[lf->lru_next].lru_prev = lf->lru_prev;
 	else
-		p->lru_tail = st->lru_prev;
-	st->in_lru = false;
+		L->lru_tail = lf->lru_prev;
+	lf->in_lru = false;
 }
 
 /* The most recently released goes to the head. */
-static void lru_push(struct nf_artifact_private *p, uint32_t i)
+static void lru_push(struct local *L, uint32_t i)
 {
-	struct nf_file_state *st = &p->files[i];
-	st->lru_prev = NO_FILE;
-	st->lru_next = p->lru_head;
-	if (p->lru_head != NO_FILE)
-		p->files[p->lru_head].lru_prev = i;
+	struct local_file *lf = &L->files[i];
+	lf->lru_prev = NO_FILE;
+	lf->lru_next = L->lru_head;
+	if (L->lru_head != NO_FILE)
+		L->files[L->lru_head].lru_prev = i;
 	else
-		p->lru_tail = i;
-	p->lru_head = i;
-	st->in_lru = true;
+		L->lru_tail = i;
+	L->lru_head = i;
+	lf->in_lru = true;
 }
 
-static void close_part(struct nf_artifact_private *p, uint32_t i)
+static void close_part(struct local *L, uint32_t i)
 {
-	struct nf_file_state *st = &p->files[i];
-	lru_unlink(p, i);
-	if (st->fd >= 0) {
-		close(st->fd);
-		st->fd = -1;
-		p->nopen--;
+	struct local_file *lf = &L->files[i];
+	lru_unlink(L, i);
+	if (lf->fd >= 0) {
+		close(lf->fd);
+		lf->fd = -1;
+		L->nopen--;
 	}
 }
 
 /* Close the least recently used unpinned part; false when there is none. */
-static bool evict_one(struct nf_artifact_private *p)
+static bool evict_one(struct local *L)
 {
-	if (p->lru_tail == NO_FILE)
+	if (L->lru_tail == NO_FILE)
 		return false;
-	close_part(p, p->lru_tail);
-	p->evictions++;
+	close_part(L, L->lru_tail);
+	L->evictions++;
 	return true;
 }
 
@@ -216,18 +394,18 @@ static bool evict_one(struct nf_artifact_private *p)
  * first and again on EMFILE/ENFILE.  fd, or -1 with errno. */
 static int open_cached(struct nf_artifact *a, uint32_t i)
 {
-	struct nf_artifact_private *p = a->priv;
-	while (p->nopen >= p->open_max && evict_one(p))
+	struct local *L = L_of(a);
+	while (L->nopen >= L->open_max && evict_one(L))
 		;
 	for (;;) {
-		int fd = open_beneath(p->dirfd, a->files[i].path);
+		int fd = open_beneath(L->dirfd, a->files[i].path);
 		if (fd >= 0) {
-			p->nopen++;
+			L->nopen++;
 			return fd;
 		}
 		if (errno == EINTR)
 			continue;
-		if (!fd_limit_error(errno) || !evict_one(p))
+		if (!fd_limit_error(errno) || !evict_one(L))
 			return -1;
 	}
 }
@@ -238,11 +416,11 @@ static int open_cached(struct nf_artifact *a, uint32_t i)
  * when no descriptor could be had (the file stays unchecked). */
 static int open_part(struct nf_artifact *a, uint32_t i)
 {
-	struct nf_artifact_private *p = a->priv;
-	struct nf_file_state *st = &p->files[i];
+	struct local *L = L_of(a);
+	struct local_file *lf = &L->files[i];
 	const struct nf_file *f = &a->files[i];
-	if (p->dirfd < 0) {
-		set_state(st, NF_FILE_MISSING, "FILE_MISSING", "the entry's directory cannot be opened");
+	if (L->dirfd < 0) {
+		nf_file_set(a, i, NF_FILE_MISSING, "FILE_MISSING", "the entry's directory cannot be opened");
 		return 0;
 	}
 	int fd = open_cached(a, i);
@@ -251,107 +429,64 @@ static int open_part(struct nf_artifact *a, uint32_t i)
 		if (fd_limit_error(e))
 			return -e;
 		if (e == ENOENT)
-			set_state(st, NF_FILE_MISSING, "FILE_MISSING", "%s: no such file beside the entry",
-				  f->path);
+			nf_file_set(a, i, NF_FILE_MISSING, "FILE_MISSING", "%s: no such file beside the entry",
+				    f->path);
 		else if (e == EXDEV || e == ELOOP)
-			set_state(st, NF_FILE_BAD, "FILE_UNREADABLE", "%s: a symlink that leads out of "
-				  "the entry's directory (seed §3.3): not followed", f->path);
+			nf_file_set(a, i, NF_FILE_BAD, "FILE_UNREADABLE", "%s: a symlink that leads out of "
+				    "the entry's directory (seed §3.3): not followed", f->path);
 		else
-			set_state(st, NF_FILE_BAD, "FILE_UNREADABLE", "%s: %s", f->path, strerror(e));
+			nf_file_set(a, i, NF_FILE_BAD, "FILE_UNREADABLE", "%s: %s", f->path, strerror(e));
 		return 0;
 	}
 	struct stat sb;
 	uint8_t h[32];
 	ssize_t got = -1;
 	if (fstat(fd, &sb) < 0) {
-		set_state(st, NF_FILE_BAD, "FILE_UNREADABLE", "%s: fstat: %s", f->path, strerror(errno));
+		nf_file_set(a, i, NF_FILE_BAD, "FILE_UNREADABLE", "%s: fstat: %s", f->path,
+			    strerror(errno));
 		goto bad;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		set_state(st, NF_FILE_BAD, "FILE_UNREADABLE", "%s: not a regular file", f->path);
+		nf_file_set(a, i, NF_FILE_BAD, "FILE_UNREADABLE", "%s: not a regular file", f->path);
 		goto bad;
 	}
 	if ((uint64_t)sb.st_size < sizeof h) {
-		set_state(st, NF_FILE_BAD, "FILE_BAD_LENGTH", "seed §3.2: a part is 4096 + payload_bytes "
-			  "= %" PRIu64 " bytes; %s has %" PRIu64 ", not even its 32-byte header",
-			  f->file_bytes, f->path, (uint64_t)sb.st_size);
+		nf_part_check_header(a, i, NULL, (uint64_t)sb.st_size);
 		goto bad;
 	}
 	do
 		got = pread(fd, h, sizeof h, 0);
 	while (got < 0 && errno == EINTR);
 	if (got != (ssize_t)sizeof h) {
-		set_state(st, NF_FILE_BAD, "FILE_UNREADABLE", "%s: reading the header failed: %s",
-			  f->path, got < 0 ? strerror(errno) : "short read");
+		nf_file_set(a, i, NF_FILE_BAD, "FILE_UNREADABLE", "%s: reading the header failed: %s",
+			    f->path, got < 0 ? strerror(errno) : "short read");
 		goto bad;
 	}
-	if (memcmp(h, part_magic, 8) != 0) {
-		set_state(st, NF_FILE_BAD, "FILE_BAD_MAGIC", "seed §3.2: a part starts with 4e 49 4e 50 "
-			  "52 54 00 03; %s starts with %02x %02x %02x %02x %02x %02x %02x %02x", f->path,
-			  h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
+	if (!nf_part_check_header(a, i, h, (uint64_t)sb.st_size))
 		goto bad;
-	}
-	uint64_t index = le64(h + 8);
-	if (index != i) {
-		set_state(st, NF_FILE_BAD, "FILE_BAD_INDEX", "seed §3.2: part_index must be its files "
-			  "index %u; %s says %" PRIu64, i, f->path, index);
-		goto bad;
-	}
-	if (memcmp(h + 16, a->artifact_id, NF_ID_BYTES) != 0) {
-		char hex[33];
-		for (int k = 0; k < 16; k++)
-			sprintf(hex + 2 * k, "%02x", h[16 + k]);
-		set_state(st, NF_FILE_BAD, "FILE_ARTIFACT_ID_MISMATCH", "seed §3.2: a part carries the "
-			  "entry's artifact_id %s; %s carries %s (another artifact's part)",
-			  a->artifact_id_hex, f->path, hex);
-		goto bad;
-	}
-	if ((uint64_t)sb.st_size != f->file_bytes) {
-		set_state(st, NF_FILE_BAD, "FILE_BAD_LENGTH", "seed §3.2: a part is 4096 + payload_bytes "
-			  "%" PRIu64 " = %" PRIu64 " bytes; %s has %" PRIu64, f->payload_bytes,
-			  f->file_bytes, f->path, (uint64_t)sb.st_size);
-		goto bad;
-	}
-	st->fd = fd;
-	nf_fingerprint_of(&sb, &st->id);
-	st->id_known = true;
-	st->status = NF_FILE_PRESENT;
+	lf->fd = fd;
+	nf_fingerprint_of(&sb, &lf->id);
+	lf->id_known = true;
 	return 0;
 bad:
 	close(fd);
-	p->nopen--;
+	L->nopen--;
 	return 0;
-}
-
-/* Mark a present file changed (contract §5); returns true when this call
- * made the change (the caller then tells the hook, unlocked). */
-static bool mark_changed(struct nf_artifact_private *p, uint32_t i, const char *path,
-			 const char *what)
-{
-	struct nf_file_state *st = &p->files[i];
-	if (st->status != NF_FILE_PRESENT)
-		return false;
-	set_state(st, NF_FILE_BAD, "FILE_CHANGED", "%s: %s since it was first opened: contract §5, "
-		  "it is treated like a replaced file and reads that need it fail", path,
-		  what ? what : "changed");
-	p->changes++;
-	return true;
 }
 
 /* A closed present part opened again: it must be the file first opened.
  * fd, or -EIO (changed: *changed set), -EMFILE/-ENFILE. */
 static int reopen_part(struct nf_artifact *a, uint32_t i, bool *changed)
 {
-	struct nf_artifact_private *p = a->priv;
-	struct nf_file_state *st = &p->files[i];
+	struct local *L = L_of(a);
+	struct local_file *lf = &L->files[i];
 	int fd = open_cached(a, i);
 	if (fd < 0) {
 		int e = errno;
 		if (fd_limit_error(e))
 			return -e;
-		*changed = mark_changed(p, i, a->files[i].path,
-					e == ENOENT ? "removed (no such file beside the entry)"
-						    : strerror(e));
+		*changed = nf_file_mark_changed(a, i, e == ENOENT ? "removed (no such file beside the "
+						"entry)" : strerror(e));
 		return -EIO;
 	}
 	struct stat sb;
@@ -359,46 +494,32 @@ static int reopen_part(struct nf_artifact *a, uint32_t i, bool *changed)
 	if (fstat(fd, &sb) != 0)
 		why = strdup(strerror(errno));
 	else
-		why = identity_change(&st->id, &sb);
+		why = identity_change(&lf->id, &sb);
 	if (why) {
 		close(fd);
-		p->nopen--;
-		*changed = mark_changed(p, i, a->files[i].path, why);
+		L->nopen--;
+		*changed = nf_file_mark_changed(a, i, why);
 		free(why);
 		return -EIO;
 	}
-	st->fd = fd;
-	p->reopens++;
+	lf->fd = fd;
+	L->reopens++;
 	return fd;
 }
 
 /* ---- the interface ------------------------------------------------------- */
 
-static void tell_hook(struct nf_artifact *a, uint32_t i)
+static void local_release(struct nf_artifact *a, uint32_t i);
+
+static int local_acquire(struct nf_artifact *a, uint32_t i)
 {
 	struct nf_artifact_private *p = a->priv;
-	pthread_mutex_lock(&p->lock);
-	void (*hook)(void *, uint32_t) = p->change_hook;
-	void *arg = p->change_arg;
-	pthread_mutex_unlock(&p->lock);
-	if (hook)
-		hook(arg, i);
-}
-
-static const char *file_path(const struct nf_artifact *a, uint32_t i)
-{
-	return a->files[i].path ? a->files[i].path : a->entry_name;
-}
-
-int nf_file_acquire(struct nf_artifact *a, uint32_t i)
-{
-	if (!a || i >= a->nfiles || !a->priv->files)
-		return -EINVAL;
-	struct nf_artifact_private *p = a->priv;
+	struct local *L = L_of(a);
 	bool changed = false, fresh = false;
 	int rc;
 	pthread_mutex_lock(&p->lock);
 	struct nf_file_state *st = &p->files[i];
+	struct local_file *lf = &L->files[i];
 	if (st->status == NF_FILE_UNCHECKED && i > 0 && st->path_ok) {
 		rc = open_part(a, i);
 		if (rc < 0) {
@@ -409,8 +530,8 @@ int nf_file_acquire(struct nf_artifact *a, uint32_t i)
 	}
 	switch (st->status) {
 	case NF_FILE_PRESENT:
-		if (st->fd >= 0) {
-			rc = st->fd;
+		if (lf->fd >= 0) {
+			rc = lf->fd;
 		} else {
 			rc = reopen_part(a, i, &changed);   /* compared just now */
 			fresh = true;
@@ -420,177 +541,112 @@ int nf_file_acquire(struct nf_artifact *a, uint32_t i)
 	default: rc = -EIO; break;
 	}
 	if (rc >= 0) {
-		st->pins++;
-		lru_unlink(p, i);
+		lf->pins++;
+		lru_unlink(L, i);
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (changed)
-		tell_hook(a, i);
+		nf_file_tell_hook(a, i);
 	if (rc < 0 || fresh)
 		return rc;
 	/* The descriptor is pinned: look at the file it holds, unlocked (one
 	 * fstat, the cost of every acquire). */
 	struct stat sb;
-	char *why = fstat(rc, &sb) != 0 ? strdup(strerror(errno)) : identity_change(&st->id, &sb);
+	char *why = fstat(rc, &sb) != 0 ? strdup(strerror(errno)) : identity_change(&lf->id, &sb);
 	if (!why)
 		return rc;
 	pthread_mutex_lock(&p->lock);
-	changed = mark_changed(p, i, file_path(a, i), why);
+	changed = nf_file_mark_changed(a, i, why);
 	pthread_mutex_unlock(&p->lock);
 	free(why);
-	nf_file_release(a, i);
+	local_release(a, i);
 	if (changed)
-		tell_hook(a, i);
+		nf_file_tell_hook(a, i);
 	return -EIO;
 }
 
-void nf_file_release(struct nf_artifact *a, uint32_t i)
+static void local_release(struct nf_artifact *a, uint32_t i)
 {
-	if (!a || i >= a->nfiles || !a->priv->files)
-		return;
 	struct nf_artifact_private *p = a->priv;
+	struct local *L = L_of(a);
 	pthread_mutex_lock(&p->lock);
-	struct nf_file_state *st = &p->files[i];
-	if (st->pins > 0 && --st->pins == 0 && i > 0 && st->fd >= 0) {
-		if (st->status != NF_FILE_PRESENT)
-			close_part(p, i);   /* changed: never read again */
+	struct local_file *lf = &L->files[i];
+	if (lf->pins > 0 && --lf->pins == 0 && i > 0 && lf->fd >= 0) {
+		if (p->files[i].status != NF_FILE_PRESENT)
+			close_part(L, i);   /* changed: never read again */
 		else
-			lru_push(p, i);
-		while (p->nopen > p->open_max && evict_one(p))
+			lru_push(L, i);
+		while (L->nopen > L->open_max && evict_one(L))
 			;
 	}
 	pthread_mutex_unlock(&p->lock);
 }
 
-int nf_file_verify(struct nf_artifact *a, uint32_t i)
+static int local_verify(struct nf_artifact *a, uint32_t i)
 {
-	int fd = nf_file_acquire(a, i);
+	int fd = local_acquire(a, i);
 	if (fd < 0)
 		return fd;
-	nf_file_release(a, i);
+	local_release(a, i);
 	return 0;
 }
 
-int nf_file_fingerprint(const struct nf_artifact *a, uint32_t i, struct nf_file_fingerprint *out)
+static int local_pread(struct nf_artifact *a, uint32_t i, void *buf, uint64_t len, uint64_t off)
 {
-	if (!a || i >= a->nfiles || !a->priv->files)
-		return -EINVAL;
+	struct local *L = L_of(a);
+	if (!L->files)   /* no files table: the entry itself (nf_uses_json) */
+		return nf_pread_full(L->entry_fd, buf, len, off);
+	int fd = local_acquire(a, i);
+	if (fd < 0)
+		return fd;
+	int rc = nf_pread_full(fd, buf, len, off);
+	local_release(a, i);
+	return rc;
+}
+
+static int local_fingerprint(const struct nf_artifact *a, uint32_t i,
+			     struct nf_file_fingerprint *out)
+{
 	struct nf_artifact_private *p = a->priv;
+	const struct local *L = L_of(a);
 	pthread_mutex_lock(&p->lock);
-	const struct nf_file_state *st = &p->files[i];
+	const struct local_file *lf = &L->files[i];
 	/* recorded at the first open, and never changed */
-	bool known = st->id_known;
+	bool known = lf->id_known;
 	if (known)
-		*out = st->id;
+		*out = lf->id;
 	pthread_mutex_unlock(&p->lock);
 	return known ? 0 : -ENOENT;
 }
 
-enum nf_file_status nf_file_status(const struct nf_artifact *a, uint32_t i, const char **reason)
+static void local_stats(const struct nf_artifact *a, struct nf_files_stats *out)
 {
-	if (reason)
-		*reason = NULL;
-	if (!a || i >= a->nfiles || !a->priv->files)
-		return NF_FILE_MISSING;
-	struct nf_artifact_private *p = a->priv;
-	pthread_mutex_lock(&p->lock);
-	enum nf_file_status s = p->files[i].status;
-	/* The reason is written once, when the status becomes missing or bad
-	 * (a present file has none), and never changes afterwards: the
-	 * pointer stays valid until nf_artifact_close(). */
-	if (reason)
-		*reason = p->files[i].reason;
-	pthread_mutex_unlock(&p->lock);
-	return s;
+	const struct local *L = L_of(a);
+	out->open = L->nopen;
+	out->open_max = L->open_max;
+	out->evictions = L->evictions;
+	out->reopens = L->reopens;
 }
 
-void nf_files_stats(const struct nf_artifact *a, struct nf_files_stats *out)
+static void local_set_open_max(struct nf_artifact *a, uint32_t n)
 {
-	struct nf_artifact_private *p = a->priv;
-	pthread_mutex_lock(&p->lock);
-	out->open = p->nopen;
-	out->open_max = p->open_max;
-	out->evictions = p->evictions;
-	out->reopens = p->reopens;
-	out->changes = p->changes;
-	pthread_mutex_unlock(&p->lock);
-}
-
-void nf_files_set_open_max(struct nf_artifact *a, uint32_t n)
-{
-	struct nf_artifact_private *p = a->priv;
-	pthread_mutex_lock(&p->lock);
-	p->open_max = n ? n : 1;
-	while (p->nopen > p->open_max && evict_one(p))
+	struct local *L = L_of(a);
+	L->open_max = n ? n : 1;
+	while (L->nopen > L->open_max && evict_one(L))
 		;
-	pthread_mutex_unlock(&p->lock);
 }
 
-void nf_files_set_change_hook(struct nf_artifact *a, void (*hook)(void *arg, uint32_t file),
-			      void *arg)
-{
-	struct nf_artifact_private *p = a->priv;
-	pthread_mutex_lock(&p->lock);
-	p->change_hook = hook;
-	p->change_arg = arg;
-	pthread_mutex_unlock(&p->lock);
-}
-
-/* Half the soft descriptor limit (the rest is the caller's: stdio, the
- * entry, rings, sockets), at least 4. */
-uint32_t nf_files_default_open_max(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		return 1u << 20;
-	rlim_t half = rl.rlim_cur / 2;
-	return half < 4 ? 4 : half > UINT32_MAX ? UINT32_MAX : (uint32_t)half;
-}
-
-void nf_artifact_check_files(struct nf_artifact *a, struct nf_report *report)
-{
-	if (!a || !a->priv->files)
-		return;
-	uint32_t limited = 0, last_limited = 0;
-	for (uint32_t i = 1; i < a->nfiles; i++) {
-		int rc = nf_file_acquire(a, i);
-		if (rc >= 0)
-			nf_file_release(a, i);
-		const struct nf_file_state *st = &a->priv->files[i];
-		if (fd_limit_error(-rc) && limited++ > 0) {
-			last_limited = i;   /* one finding for the first, one for the rest */
-			continue;
-		}
-		char *where = NULL;
-		if (asprintf(&where, "files[%u] %s", i, a->files[i].path ? a->files[i].path : "") < 0) {
-			report->oom = true;
-			continue;
-		}
-		if (fd_limit_error(-rc)) {
-			/* a limit of this run: the file is neither missing nor bad */
-			struct rlimit rl = {0, 0};
-			getrlimit(RLIMIT_NOFILE, &rl);
-			nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "FILE_OPEN_LIMIT", where,
-				      "%s: cannot be opened now: %s (descriptor limit %llu, %u parts "
-				      "open): a limit of this run, not a problem of the file",
-				      a->files[i].path, strerror(-rc), (unsigned long long)rl.rlim_cur,
-				      a->priv->nopen);
-			free(where);
-			continue;
-		}
-		if (st->status == NF_FILE_PRESENT || !st->path_ok) {
-			free(where);
-			continue; /* a bad path is already a directory error */
-		}
-		bool missing = st->status == NF_FILE_MISSING;
-		nf_report_add(report, missing ? NF_SEV_WARNING : NF_SEV_ERROR, NF_SCOPE_FILE,
-			      st->code ? st->code : "FILE_UNREADABLE", where, "%s%s",
-			      st->reason ? st->reason : "unreadable",
-			      missing ? "; reads that need this part fail" : "");
-		free(where);
-	}
-	if (limited > 1)
-		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "FILE_OPEN_LIMIT", "files",
-			      "%u more parts, up to files[%u], could not be opened either (unchecked)",
-			      limited - 1, last_limited);
-}
+const struct nf_source_ops nf_source_local = {
+	.kind = "local",
+	.open = local_open,
+	.files_ready = local_files_ready,
+	.check_all = NULL,
+	.acquire = local_acquire,
+	.release = local_release,
+	.verify = local_verify,
+	.fingerprint = local_fingerprint,
+	.pread = local_pread,
+	.stats = local_stats,
+	.set_open_max = local_set_open_max,
+	.close = local_close,
+};
