@@ -25,6 +25,7 @@
 
 #include "reader/internal.h"
 #include "reader/source.h"
+#include "remote/remote.h"
 
 static const char *const root_fields[] = {"components", "objects", "bindings", "uses", "files",
 					  "metadata", "provenance", NULL};
@@ -500,7 +501,11 @@ int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opt
 	nf_arena_init(&p->arena);
 	pthread_mutex_init(&p->lock, NULL);
 	p->max_json = opts ? opts->max_json : 0;
-	p->src = &nf_source_local;   /* where the files come from (source.h) */
+	/* Where the files come from (source.h): a URL is a remote set only
+	 * when the caller asks for it, so a caller that knows nothing of URLs
+	 * keeps treating every entry as a path. */
+	bool remote = (flags & NF_OPEN_REMOTE) && nf_remote_is_url(entry_path);
+	p->src = remote ? &nf_source_remote : &nf_source_local;
 	struct nf_build b = {.a = a, .r = report, .ar = &p->arena, .flags = flags};
 	int rc = p->src->open(a, entry_path, opts, report, &b.entry_size);
 	if (rc < 0) {

@@ -177,6 +177,16 @@ int nf_file_fingerprint(const struct nf_artifact *a, uint32_t i, struct nf_file_
 	return valid(a, i) ? a->priv->src->fingerprint(a, i, out) : -EINVAL;
 }
 
+const char *nf_file_url(const struct nf_artifact *a, uint32_t i)
+{
+	return valid(a, i) ? a->priv->src->url(a, i) : NULL;
+}
+
+struct nf_remote *nf_artifact_remote(const struct nf_artifact *a)
+{
+	return a && a->priv->src == &nf_source_remote ? nf_source_remote_set(a) : NULL;
+}
+
 enum nf_file_status nf_file_status(const struct nf_artifact *a, uint32_t i, const char **reason)
 {
 	if (reason)

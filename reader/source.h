@@ -1,12 +1,15 @@
 /* reader/source.h — where the files of a set come from (never installed).
  *
- * A set's files are read through one narrow interface, chosen once at
- * open:
+ * A set's files are read through one narrow interface with two
+ * implementations, chosen once at open:
  *
  *   source_local.c   a local directory: the entry opened as given, parts
  *                    with openat2(RESOLVE_BENEATH) under its directory, a
  *                    bounded cache of descriptors and a fingerprint per
- *                    file (issue 11).
+ *                    file (issue 11);
+ *   source_remote.c  a remote set (remote/remote.h): the entry's URL and
+ *                    the parts' URLs beside it, HTTP range GETs, the
+ *                    ETag of each file recorded by the engine (issue 14).
  *
  * What both share lives outside them and reaches them only through these
  * ops: the file states, codes and reasons and the part-header rules of seed
@@ -16,7 +19,7 @@
  *
  * Locking: priv->lock guards the generic file states (struct
  * nf_file_state); the local source also guards its descriptor cache with
- * it. */
+ * it, the remote source never holds it across a request. */
 #ifndef NF_READER_SOURCE_H
 #define NF_READER_SOURCE_H
 
@@ -54,11 +57,17 @@ struct nf_source_ops {
 	 * reopens) and nf_files_set_open_max. */
 	void (*stats)(const struct nf_artifact *a, struct nf_files_stats *out);
 	void (*set_open_max)(struct nf_artifact *a, uint32_t n);
+	/* Redacted URL of file i, or NULL (local sets; parts never requested). */
+	const char *(*url)(const struct nf_artifact *a, uint32_t i);
 	/* Free what open made (descriptors, the remote set).  Also after a
 	 * failed open. */
 	void (*close)(struct nf_artifact *a);
 };
 
 extern const struct nf_source_ops nf_source_local;
+extern const struct nf_source_ops nf_source_remote;
+
+/* The remote source's handle (NULL for a local set). */
+struct nf_remote *nf_source_remote_set(const struct nf_artifact *a);
 
 #endif

@@ -636,6 +636,13 @@ static void local_set_open_max(struct nf_artifact *a, uint32_t n)
 		;
 }
 
+static const char *local_url(const struct nf_artifact *a, uint32_t i)
+{
+	(void)a;
+	(void)i;
+	return NULL;
+}
+
 const struct nf_source_ops nf_source_local = {
 	.kind = "local",
 	.open = local_open,
@@ -648,5 +655,6 @@ const struct nf_source_ops nf_source_local = {
 	.pread = local_pread,
 	.stats = local_stats,
 	.set_open_max = local_set_open_max,
+	.url = local_url,
 	.close = local_close,
 };
