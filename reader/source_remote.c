@@ -226,7 +226,9 @@ static int remote_open(struct nf_artifact *a, const char *entry, const struct nf
 		return rc < 0 ? rc : -EIO;
 	}
 	rc = nf_entry_header(a, h, *entry_size, r);
-	if (rc == 0 && (rc = nf_remote_set_cache_key(R->r, a->artifact_id_hex)) < 0)
+	/* the cache knows the set by its artifact id, unless the caller named it */
+	bool named = o && o->remote && o->remote->cache_set;
+	if (rc == 0 && !named && (rc = nf_remote_set_cache_key(R->r, a->artifact_id_hex)) < 0)
 		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
 			      "cannot key the block cache by the artifact id: %s", strerror(-rc));
 	if (rc == 0)
