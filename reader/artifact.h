@@ -107,7 +107,7 @@ struct nf_file {
 struct nf_artifact_private;
 
 struct nf_artifact {
-	const char *entry_path;     /* as given */
+	const char *entry_path;     /* as given (a URL: redacted, nf_remote_redact) */
 	const char *entry_name;     /* basename */
 	uint8_t artifact_id[NF_ID_BYTES];
 	char artifact_id_hex[2 * NF_ID_BYTES + 1];
