@@ -80,14 +80,14 @@ int nf_entry_header(struct nf_artifact *a, const uint8_t *h, uint64_t entry_size
 
 /* ---- json_fetch.c: the JSON of an entry read with pread, in chunks ---- */
 
-/* Read [32, 32 + json_bytes) of the entry with `read` (0 or -errno; *why
+/* Read [32, 32 + json_bytes) of the entry with `fetch` (0 or -errno; *why
  * may be set to a static or source-owned text naming the cause) into an
  * anonymous mapping with a NUL after it, chunk by chunk, and stop at the
  * end of the chunk that holds the directory's first syntax error (the
  * rest is never fetched and reads as zero bytes).  Sets json_text and
  * priv->json_map.  0, or -errno with a finding. */
-int nf_json_fetch(struct nf_artifact *a, int (*read)(void *ctx, void *buf, uint64_t len,
-						     uint64_t off, const char **why),
+int nf_json_fetch(struct nf_artifact *a, int (*fetch)(void *ctx, void *buf, uint64_t len,
+						      uint64_t off, const char **why),
 		  void *ctx, struct nf_report *r);
 
 /* ---- source_local.c --------------------------------------------------- */

@@ -71,8 +71,8 @@ static bool error_in_prefix(const char *text, size_t n)
 	return found;
 }
 
-int nf_json_fetch(struct nf_artifact *a, int (*read)(void *ctx, void *buf, uint64_t len,
-						     uint64_t off, const char **why),
+int nf_json_fetch(struct nf_artifact *a, int (*fetch)(void *ctx, void *buf, uint64_t len,
+						      uint64_t off, const char **why),
 		  void *ctx, struct nf_report *r)
 {
 	struct nf_artifact_private *p = a->priv;
@@ -98,7 +98,7 @@ int nf_json_fetch(struct nf_artifact *a, int (*read)(void *ctx, void *buf, uint6
 	while (done < n) {
 		uint64_t k = n - done < chunk ? n - done : chunk;
 		const char *why = NULL;
-		rc = read(ctx, text + done, k, NF_ENTRY_HEADER_BYTES + done, &why);
+		rc = fetch(ctx, text + done, k, NF_ENTRY_HEADER_BYTES + done, &why);
 		if (rc < 0) {
 			nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
 				      "%s: reading the JSON failed at byte %llu of %llu: %s",

@@ -304,7 +304,7 @@ static void part_checked(struct nf_artifact *a, struct nf_remote_thread *t, uint
 	uint64_t size = UINT64_MAX;
 	if (rc == 0) {
 		rc = nf_remote_stat(t, i, &st);   /* known from the response: no request */
-		size = st.size;
+		size = rc == 0 ? st.size : UINT64_MAX;
 	} else if (rc == -EIO) {
 		size = size_after_failure(R, t, i);
 		if (size >= NF_ENTRY_HEADER_BYTES)
@@ -427,7 +427,9 @@ static int remote_pread(struct nf_artifact *a, uint32_t i, void *buf, uint64_t l
 	thread_put(R, t);
 	if (rc < 0 && a->priv->files)
 		take_engine_state(a, i);
-	return rc == -EACCES ? -EIO : rc;
+	/* a file that was there and is refused or gone now: -EIO, as a
+	 * local part removed after its first open */
+	return rc == -EACCES || rc == -ENOENT ? -EIO : rc;
 }
 
 static int remote_acquire(struct nf_artifact *a, uint32_t i)

@@ -82,30 +82,28 @@ static char *redact_arg(const char *s)
 		return strdup(s);
 	if (nf_remote_is_url(s))
 		return nf_remote_redact(s);
-	size_t cap = strlen(s) + 1, len = 0;
-	char *out = malloc(cap), *copy = strdup(s);
-	bool first = true;
-	for (char *save = NULL, *item = copy && out ? strtok_r(copy, ",", &save) : NULL; item;
-	     item = strtok_r(NULL, ",", &save), first = false) {
-		char *eq = strchr(item, '='), *url = eq ? eq + 1 : item;
-		char *shown = strstr(url, "://") ? nf_remote_redact(url) : strdup(url);
-		size_t need = len + !first + (size_t)(url - item) + (shown ? strlen(shown) : 0) + 1;
-		char *grown = shown && need > cap ? realloc(out, need) : out;
-		if (!shown || !grown) {
-			free(shown);
-			free(grown);
-			out = NULL;
-			break;
-		}
-		out = grown;
-		cap = need > cap ? need : cap;
-		len += (size_t)sprintf(out + len, "%s%.*s%s", first ? "" : ",", (int)(url - item), item,
-				       shown);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	bool ok = m != NULL;
+	for (const char *item = s; ok && item;) {
+		const char *comma = strchr(item, ',');
+		char *it = strndup(item, comma ? (size_t)(comma - item) : strlen(item));
+		char *eq = it ? strchr(it, '=') : NULL, *val = eq ? eq + 1 : it;
+		char *shown = it && strstr(val, "://") ? nf_remote_redact(val) : NULL;
+		ok = it && (shown || !strstr(val, "://")) &&
+		     fprintf(m, "%s%.*s%s", item == s ? "" : ",", (int)(val - it), it,
+			     shown ? shown : val) >= 0;
 		free(shown);
+		free(it);
+		item = comma ? comma + 1 : NULL;
 	}
-	if (out && len == 0)
-		out[0] = '\0';
-	free(copy);
+	if (m && fclose(m) != 0)
+		ok = false;
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
 	return out;
 }
 
