@@ -17,8 +17,9 @@
 #     --deep, and nginx is asked for no name but the case's own two (a part
 #     path that breaks seed §3.3 is never requested); a part name that
 #     needs encoding is requested as one encoded segment;
-#   - a part missing (404): FILE_MISSING naming the URL and HTTP 404; the
-#     entry missing: exit 8 naming the URL and HTTP 404;
+#   - a part missing (404): FILE_MISSING naming the URL and HTTP 404; a
+#     part refused (403): FILE_UNREADABLE naming them; the entry missing:
+#     exit 8 naming the URL and HTTP 404;
 #   - credentials in the URL (and in a -o value) appear in no output;
 #   - a JSON directory claimed 1 GiB and broken at byte 6 is not
 #     downloaded: one 64 KiB chunk, the same JSON_SYNTAX as locally; broken
@@ -44,7 +45,7 @@ W=$T/www
 mkdir -p "$W"
 "$NF_FIXTURE" text "$W/text" >/dev/null
 "$NF_FIXTURE" mixed "$W/mixed" >/dev/null
-ngx_start "$W"
+ngx_start "$W" 'location = /deny/mixed.ninfer.part-0009 { return 403; }'
 U=$NGX_URL
 
 # --- the fixture sets: the same report locally and over HTTP
@@ -125,6 +126,15 @@ grep -q '"severity": "warning"' "$T/r.json" && grep -q '"where": "files\[7\] mix
 	fail "missing part: $(cat "$T/r.json")"
 grep -q 'FILE_MISSING  files\[7\] mixed.ninfer.part-0007' "$T/l.txt" || fail "locally: $(cat "$T/l.txt")"
 ok "a part missing on the server: FILE_MISSING (warning, exit 1) naming its URL and HTTP 404"
+
+# --- a part refused: 403 -> FILE_UNREADABLE naming it
+cp -r "$W/mixed" "$W/deny"
+chk --json "$U/deny/mixed.ninfer" >"$T/r.json"
+[ "$rc" = 4 ] || fail "refused part: exit $rc"
+grep -q "\"evidence\": \"mixed.ninfer.part-0009: $U/deny/mixed.ninfer.part-0009: HTTP 403\"" "$T/r.json" &&
+	grep -q '"code": "FILE_UNREADABLE"' "$T/r.json" && [ "$(grep -c '"code":' "$T/r.json")" = 1 ] ||
+	fail "refused part: $(cat "$T/r.json")"
+ok "a part refused by the server: FILE_UNREADABLE (error, exit 4) naming its URL and HTTP 403"
 
 # --- the entry missing: exit 8 naming the URL
 chk "$U/miss/nope.ninfer" >"$T/r.txt"
