@@ -157,8 +157,10 @@ unsigned nf_decode_spans(const struct nf_geometry *g, uint64_t begin, uint64_t e
  * mismatched dtype or range, or a layout without decode (raw_bytes_v1).
  * bf16 objects asked for as bf16 are copied unchanged (NaN payloads kept);
  * every other bf16/f16 output is the binary32 value rounded once (see
- * nf_f32_to_bf16).  Thread-safe; allocates nothing (uses about 23 KiB of
- * stack). */
+ * nf_f32_to_bf16).  On CPUs with AVX2 and F16C the output dtype is written
+ * straight into `out` (no binary32 pass through memory), so `out` can be the
+ * buffer a reply is sent from; the bytes are the same on every CPU.
+ * Thread-safe; allocates nothing (uses at most about 17 KiB of stack). */
 int nf_decode(const struct nf_geometry *g, uint64_t begin, uint64_t end,
 	      const uint8_t *const bufs[NF_MAX_SPANS], enum nf_dtype dtype, void *out);
 

@@ -2,9 +2,12 @@
  *
  * nf_decode_spans() and nf_decode() share one plan (struct plan): which
  * object bytes an element range [begin,end) needs, one span per plane.  The
- * driver walks the range in runs that share one scale (a group lane run,
- * a 16-column nvfp4 block, an fp8 row piece) and hands each run to the
- * kernel table of the chosen ISA (scalar reference or SIMD, simd.c). */
+ * reference driver walks the range in runs that share one scale (a group
+ * lane run, a 16-column nvfp4 block, an fp8 row piece), hands each run to
+ * the f32 kernels of the chosen ISA (scalar.c, or SSE2 in simd.c) and
+ * converts to bf16/f16 afterwards.  The fused driver (AVX2+F16C, avx2.c)
+ * hands each row piece to a kernel that writes the output dtype straight
+ * into the caller's buffer. */
 #include <errno.h>
 #include <string.h>
 
@@ -153,39 +156,6 @@ static void dec_row_split(const struct nf_geometry *g, const struct plan *p,
 	}
 }
 
-/* nvfp4 value table, filled lazily per scale byte for the current divisor:
- * v[s][c] = (e2m1(c) * e4m3(s)) / div, exactly the reference's operations
- * (codecs §3.5), so SIMD kernels can look values up instead of dividing. */
-struct nv_lut {
-	uint32_t div_bits;
-	int valid;              /* div_bits is set */
-	uint8_t have[256];
-	float v[256][16];
-};
-
-static void nv_set_div(struct nv_lut *t, float div)
-{
-	uint32_t db = nf_f32_bits(div);
-	if (!t->valid || t->div_bits != db) {
-		memset(t->have, 0, sizeof t->have);
-		t->div_bits = db;
-		t->valid = 1;
-	}
-}
-
-static inline const float *nv_row(struct nv_lut *t, uint8_t s)
-{
-	if (!t->have[s]) {
-		float scale = nf_e4m3fn_to_f32(s), div = nf_bits_f32(t->div_bits);
-		for (unsigned c = 0; c < 16; c++) {
-			float p = nf_e2m1_to_f32((uint8_t)c) * scale;
-			t->v[s][c] = p / div;
-		}
-		t->have[s] = 1;
-	}
-	return t->v[s];
-}
-
 static inline float nv_one(uint8_t c, float scale, float div)
 {
 	float p = nf_e2m1_to_f32(c) * scale; /* exact (codecs §3.5) */
@@ -196,12 +166,11 @@ static inline float nv_one(uint8_t c, float scale, float div)
 
 static void dec_nvfp4(const struct nf_geometry *g, const struct plan *p,
 		      const uint8_t *const bufs[], uint64_t b, uint64_t e, float *out,
-		      const struct nf_kernels *k, struct nv_lut *lut)
+		      const struct nf_kernels *k)
 {
 	const uint64_t K = g->cols, kt = K / 64, share = g->rows / g->divisors;
 	const uint8_t *codes = bufs[p->i_base], *sc = bufs[p->i_scale], *dv = bufs[p->i_div];
 	float scales[NV_BATCH];
-	const float *rows[NV_BATCH];
 
 	while (b < e) {
 		uint64_t n = b / K, row_end = (n + 1) * K < e ? (n + 1) * K : e;
@@ -211,8 +180,6 @@ static void dec_nvfp4(const struct nf_geometry *g, const struct plan *p,
 		uint64_t rbase = n / 128 * kt * 512 + (n % 32) * 16 + (n % 128) / 32 * 4;
 #define NV_SCALE_BYTE(col) \
 	sc[rbase + (col) / 64 * 512 + (col) / 16 % 4 - p->tile0 * 512]
-		if (k->nvfp4_uses_rows)
-			nv_set_div(lut, div);
 		/* head: up to the next block boundary (or the row's end) */
 		while (b < row_end && (b % 16 || row_end - b < 16)) {
 			float scale = nf_e4m3fn_to_f32(NV_SCALE_BYTE(b % K));
@@ -226,13 +193,9 @@ static void dec_nvfp4(const struct nf_geometry *g, const struct plan *p,
 			uint64_t col = b % K;
 			if (nb > NV_BATCH)
 				nb = NV_BATCH;
-			if (k->nvfp4_uses_rows)
-				for (size_t j = 0; j < nb; j++)
-					rows[j] = nv_row(lut, NV_SCALE_BYTE(col + 16 * j));
-			else
-				for (size_t j = 0; j < nb; j++)
-					scales[j] = nf_e4m3fn_to_f32(NV_SCALE_BYTE(col + 16 * j));
-			k->nvfp4(codes + (b / 2 - p->first), nb, scales, div, rows, out);
+			for (size_t j = 0; j < nb; j++)
+				scales[j] = nf_e4m3fn_to_f32(NV_SCALE_BYTE(col + 16 * j));
+			k->nvfp4(codes + (b / 2 - p->first), nb, scales, div, out);
 			out += 16 * nb;
 			b += 16 * nb;
 		}
@@ -260,7 +223,7 @@ static void dec_row_scale(const struct nf_geometry *g, const struct plan *p,
 /* Decode [b,e) of the planned range into binary32. */
 static void dec_f32(const struct nf_geometry *g, const struct plan *p, const uint8_t *const bufs[],
 		    uint64_t plan_begin, uint64_t b, uint64_t e, float *out,
-		    const struct nf_kernels *k, struct nv_lut *lut)
+		    const struct nf_kernels *k)
 {
 	switch (g->layout) {
 	case NF_LAYOUT_CONTIGUOUS_LE_V1:
@@ -273,10 +236,120 @@ static void dec_f32(const struct nf_geometry *g, const struct plan *p, const uin
 		dec_row_split(g, p, bufs, b, e, out, k);
 		break;
 	case NF_LAYOUT_BLOCK_SCALE_K16_M128X4_V1:
-		dec_nvfp4(g, p, bufs, b, e, out, k, lut);
+		dec_nvfp4(g, p, bufs, b, e, out, k);
 		break;
 	case NF_LAYOUT_ROW_SCALE_V1:
 		dec_row_scale(g, p, bufs, b, e, out, k, plan_begin);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- the fused path: straight to the output dtype (avx2.c) ---- */
+
+static void fx_row_split(const struct nf_geometry *g, const struct plan *p,
+			 const uint8_t *const bufs[], uint64_t b, uint64_t e, int dx,
+			 uint8_t *out, const struct nf_kernels *k)
+{
+	const uint64_t K = g->cols, G = g->group, B = g->base_bytes_per_group,
+		       H = g->high_bytes_per_group;
+	const uint8_t *base = bufs[p->i_base], *high = p->i_high >= 0 ? bufs[p->i_high] : NULL,
+		      *sc = bufs[p->i_scale];
+	const size_t es = nf_dtype_size(dx == NF_FX_F32 ? NF_DTYPE_F32 : NF_DTYPE_F16);
+	void (*const fn)(const uint8_t *, const uint8_t *, const uint8_t *, unsigned, size_t,
+			 void *) = k->rs[g->format - NF_FORMAT_Q2_G64_FP16][dx];
+	uint64_t n = b / K, col = b % K;
+
+	/* one kernel call per row piece: a row's groups are contiguous in
+	 * every plane (codecs §2.2) */
+	while (b < e) {
+		uint64_t cnt = e - b < K - col ? e - b : K - col;
+		uint64_t local = n * g->gpr + col / G - p->first;
+		fn(base + local * B, high ? high + local * H : NULL, sc + 2 * local,
+		   (unsigned)(col % G), (size_t)cnt, out);
+		out += cnt * es;
+		b += cnt;
+		n++;
+		col = 0;
+	}
+}
+
+static void fx_nvfp4(const struct nf_geometry *g, const struct plan *p,
+		     const uint8_t *const bufs[], uint64_t b, uint64_t e, int dx, uint8_t *out,
+		     const struct nf_kernels *k, struct nf_nv_tables *t)
+{
+	const uint64_t K = g->cols, kt = K / 64, share = g->rows / g->divisors;
+	const uint8_t *codes = bufs[p->i_base], *sc = bufs[p->i_scale], *dv = bufs[p->i_div];
+	const size_t es = dx == NF_FX_F32 ? 4 : 2;
+	uint64_t n = b / K, col = b % K;
+	uint32_t div_bits = 0;
+	int have_div = 0;
+
+	while (b < e) {
+		uint64_t cnt = e - b < K - col ? e - b : K - col;
+		uint32_t db = nf_rd32(dv + 4 * (n / share - p->div0));
+		if (!have_div || db != div_bits) {
+			/* the tables hold values for one divisor */
+			t->div = nf_bits_f32(db);
+			memset(t->have, 0, sizeof t->have);
+			div_bits = db;
+			have_div = 1;
+		}
+		/* codecs §3.3: the scale byte of (n, col/16), minus the first
+		 * fetched tile */
+		uint64_t so = n / 128 * kt * 512 + (n % 32) * 16 + (n % 128) / 32 * 4 +
+			      col / 64 * 512 + col / 16 % 4 - p->tile0 * 512;
+		k->nv[dx](codes + (b / 2 - p->first), sc + so, col, (size_t)cnt, t, out);
+		out += cnt * es;
+		b += cnt;
+		n++;
+		col = 0;
+	}
+}
+
+static void fx_row_scale(const struct nf_geometry *g, const struct plan *p,
+			 const uint8_t *const bufs[], uint64_t b, uint64_t e, int dx,
+			 uint8_t *out, const struct nf_kernels *k)
+{
+	const uint64_t K = g->cols, begin = b;
+	const size_t es = dx == NF_FX_F32 ? 4 : 2;
+
+	while (b < e) {
+		uint64_t n = b / K, run_end = (n + 1) * K < e ? (n + 1) * K : e;
+		float scale = nf_bf16_to_f32(nf_rd16(bufs[p->i_scale] + 2 * (n - p->first)));
+		k->fp8x[dx](bufs[p->i_base] + (b - begin), (size_t)(run_end - b), scale, out);
+		out += (run_end - b) * es;
+		b = run_end;
+	}
+}
+
+static void decode_fused(const struct nf_geometry *g, const struct plan *p,
+			 const uint8_t *const bufs[], uint64_t b, uint64_t e, enum nf_dtype dtype,
+			 uint8_t *out, const struct nf_kernels *k)
+{
+	const int dx = dtype == NF_DTYPE_F32 ? NF_FX_F32 : dtype == NF_DTYPE_BF16 ? NF_FX_BF16
+										 : NF_FX_F16;
+	switch (g->layout) {
+	case NF_LAYOUT_CONTIGUOUS_LE_V1:
+		if (g->format == NF_FORMAT_FP32 && dx == NF_FX_F32)
+			memcpy(out, bufs[0], (size_t)(e - b) * 4);
+		else if (g->format == NF_FORMAT_FP32)
+			k->f32x[dx](bufs[0], (size_t)(e - b), out);
+		else /* bf16 -> bf16 was copied by the caller */
+			k->bf16x[dx](bufs[0], (size_t)(e - b), out);
+		break;
+	case NF_LAYOUT_ROW_SPLIT_K128_V1:
+		fx_row_split(g, p, bufs, b, e, dx, out, k);
+		break;
+	case NF_LAYOUT_BLOCK_SCALE_K16_M128X4_V1: {
+		/* the value tables live on the stack for this call (16.3 KiB) */
+		struct nf_nv_tables t;
+		fx_nvfp4(g, p, bufs, b, e, dx, out, k, &t);
+		break;
+	}
+	case NF_LAYOUT_ROW_SCALE_V1:
+		fx_row_scale(g, p, bufs, b, e, dx, out, k);
 		break;
 	default:
 		break;
@@ -306,18 +379,17 @@ int nf_decode_isa(const struct nf_geometry *g, uint64_t begin, uint64_t end,
 		memcpy(out, bufs[0], (size_t)n * nf_dtype_size(dtype));
 		return 0;
 	}
-	/* the nvfp4 table lives on the stack for this call (16.6 KiB; with the
-	 * 6 KiB of conversion buffers below, about 23 KiB in all) */
-	struct nv_lut lut_store, *lut = NULL;
-	if (g->layout == NF_LAYOUT_BLOCK_SCALE_K16_M128X4_V1) {
-		lut = &lut_store;
-		lut->valid = 0;
+	if (k->fused) {
+		/* straight into the caller's buffer, aligned or not */
+		decode_fused(g, &p, bufs, begin, end, dtype, out, k);
+		return 0;
 	}
-	/* the caller's buffer need not be aligned (e.g. a FUSE reply at an odd
-	 * offset): then every chunk goes through the stack and memcpy */
+	/* the reference path: binary32 first.  The caller's buffer need not
+	 * be aligned (e.g. a FUSE reply at an odd offset): then every chunk
+	 * goes through the stack and memcpy */
 	const int aligned = (uintptr_t)out % nf_dtype_size(dtype) == 0;
 	if (dtype == NF_DTYPE_F32 && aligned) {
-		dec_f32(g, &p, bufs, begin, begin, end, out, k, lut);
+		dec_f32(g, &p, bufs, begin, begin, end, out, k);
 		return 0;
 	}
 	float tmp[CHUNK];
@@ -326,7 +398,7 @@ int nf_decode_isa(const struct nf_geometry *g, uint64_t begin, uint64_t end,
 	for (uint64_t b = begin; b < end; b += CHUNK) {
 		uint64_t e = end - b < CHUNK ? end : b + CHUNK;
 		size_t m = (size_t)(e - b);
-		dec_f32(g, &p, bufs, begin, b, e, tmp, k, lut);
+		dec_f32(g, &p, bufs, begin, b, e, tmp, k);
 		if (dtype == NF_DTYPE_F32) {
 			memcpy(o8, tmp, m * 4);
 		} else {

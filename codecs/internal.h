@@ -27,7 +27,9 @@ enum nf_isa nf_isa_best(void);
 enum nf_isa nf_isa_resolve(enum nf_isa isa);
 const char *nf_isa_name(enum nf_isa isa);
 
-/* nf_decode() with an explicit ISA (tests, benchmark). */
+/* nf_decode() with an explicit ISA (tests, benchmark).  NF_ISA_AVX2 means
+ * AVX2 and F16C (every AVX2 CPU made has F16C, but they are separate CPUID
+ * bits, so both are checked). */
 int nf_decode_isa(const struct nf_geometry *g, uint64_t begin, uint64_t end,
 		  const uint8_t *const bufs[NF_MAX_SPANS], enum nf_dtype dtype, void *out,
 		  enum nf_isa isa);
@@ -38,10 +40,38 @@ void nf_f32_to_f16_isa(const float *in, uint16_t *out, size_t n, enum nf_isa isa
 uint16_t nf_f32_to_bf16_one(float f);
 uint16_t nf_f32_to_f16_one(float f);
 
-/* Kernel table: one per ISA.  Each kernel decodes a run of elements that
- * share one scale (or, for nvfp4, one scale and one divisor) into binary32.
- * Bit-identical across ISAs by construction: integer unpacking, exact
- * int->float conversion, one IEEE multiply (and one IEEE divide for nvfp4). */
+/* nvfp4 value tables for one divisor (codecs §3.5), filled lazily per scale
+ * byte by the fused kernels: row s holds the 16 values (e2m1(c) * e4m3(s)) /
+ * div, computed with exactly the reference's two IEEE operations, in the
+ * output dtype -- binary32 (f) or the 16-bit words split into a plane of low
+ * bytes and a plane of high bytes (h[s][0..15], h[s][16..31]) for a byte
+ * shuffle.  Lives on the caller's stack for one nf_decode() call. */
+struct nf_nv_tables {
+	float div;
+	uint8_t have[256];
+	union {
+		float f[256][16];
+		uint8_t h[256][32];
+	} v;
+};
+
+/* Index of an output dtype in the fused kernel arrays. */
+enum { NF_FX_F32 = 0, NF_FX_BF16, NF_FX_F16, NF_FX_N };
+
+/* Kernel table: one per ISA.
+ *
+ * The reference path (scalar, SSE2): each f32 kernel decodes a run of
+ * elements that share one scale (or, for nvfp4, one scale and one divisor)
+ * into binary32; the driver converts to bf16/f16 afterwards with to_bf16 /
+ * to_f16.  Bit-identical across ISAs by construction: integer unpacking,
+ * exact int->float conversion, one IEEE multiply (and one IEEE divide for
+ * nvfp4).
+ *
+ * The fused path (AVX2+F16C, `fused` set; the f32 kernels are then NULL):
+ * every kernel writes the output dtype straight (index NF_FX_*), with no
+ * binary32 pass through memory, and must equal the reference f32 kernel
+ * followed by nf_f32_to_bf16_one() / nf_f32_to_f16_one() bit for bit.
+ * Fused kernels take and write unaligned bytes; n is in elements. */
 struct nf_kernels {
 	/* q4 lanes [l0,l1) of a group whose base bytes start at grp. */
 	void (*q4)(const uint8_t *grp, unsigned l0, unsigned l1, float scale, float *out);
@@ -50,20 +80,35 @@ struct nf_kernels {
 	/* nvfp4: nblocks whole 16-element blocks of one row, starting at the
 	 * block's first code byte `codes` (low nibble first).  Block j has
 	 * E4M3FN scale value scales[j]; every value is (e2m1 * scale) / div
-	 * (codecs §3.5).  rows[j] (NULL for the scalar reference) holds those
-	 * 16 values per code, computed by the driver with exactly the same two
-	 * IEEE operations, so SIMD kernels look them up instead of dividing. */
+	 * (codecs §3.5). */
 	void (*nvfp4)(const uint8_t *codes, size_t nblocks, const float *scales, float div,
-		      const float *const *rows, float *out);
-	/* the nvfp4 kernel reads rows[] (and not scales[]); otherwise the
-	 * driver fills scales[] and passes rows = NULL */
-	int nvfp4_uses_rows;
+		      float *out);
 	/* fp8: n E4M3FN bytes times one row scale. */
 	void (*fp8)(const uint8_t *codes, size_t n, float scale, float *out);
 	/* bf16 words (little-endian, possibly unaligned) to binary32. */
 	void (*bf16)(const uint8_t *src, size_t n, float *out);
 	void (*to_bf16)(const float *in, uint16_t *out, size_t n);
 	void (*to_f16)(const float *in, uint16_t *out, size_t n);
+
+	int fused;
+	/* row_split (index: format - NF_FORMAT_Q2_G64_FP16): n elements of one
+	 * row, from lane l0 of the group whose base bytes, high bytes (NULL
+	 * without a high plane) and binary16 scale word start at base, high,
+	 * scale; the row's later groups follow contiguously (codecs §2.2). */
+	void (*rs[6][NF_FX_N])(const uint8_t *base, const uint8_t *high, const uint8_t *scale,
+			       unsigned l0, size_t n, void *out);
+	/* nvfp4: n elements of one row from column c0 (n <= K - c0).  codes is
+	 * the byte holding column c0; sc is the scale byte of c0's 16-column
+	 * block, the row's next blocks at +1, +1, +1, then +509 (the next
+	 * 512-byte tile, codecs §3.3).  t->div is the row's divisor. */
+	void (*nv[NF_FX_N])(const uint8_t *codes, const uint8_t *sc, uint64_t c0, size_t n,
+			    struct nf_nv_tables *t, void *out);
+	/* fp8: n codes of one row times the row's scale (codecs §4.3). */
+	void (*fp8x[NF_FX_N])(const uint8_t *codes, size_t n, float scale, void *out);
+	/* contiguous bf16 / fp32 words (codecs §1); the identity entries
+	 * (bf16 -> bf16, fp32 -> f32) are NULL: the driver copies. */
+	void (*bf16x[NF_FX_N])(const uint8_t *src, size_t n, void *out);
+	void (*f32x[NF_FX_N])(const uint8_t *src, size_t n, void *out);
 };
 
 extern const struct nf_kernels nf_kernels_scalar;

@@ -1,17 +1,18 @@
-/* codecs/simd.c — SSE2 (x86-64 baseline) and AVX2 decode/convert kernels
- * and their runtime dispatch.
+/* codecs/simd.c — runtime dispatch and the SSE2 (x86-64 baseline) decode
+ * and convert kernels.  The AVX2+F16C kernels are in avx2.c.
  *
  * Every kernel is bit-identical to the scalar reference in scalar.c: codes
  * are unpacked with integer operations, int->float conversions are exact,
  * and the only floating-point operations are the same single IEEE multiply
  * (and, for nvfp4, the same single IEEE division, codecs §3.5) the scalar
  * code performs.  No FMA (-ffp-contract=off in meson.build), no reciprocal
- * approximations, no flush-to-zero (codecs §0.1).  F16C is not used: the
- * f16 conversion is done in integer SIMD so NaN payload handling is exactly
- * the scalar rule.
+ * approximations, no flush-to-zero (codecs §0.1).  The SSE2 f16 conversion
+ * is done in integer SIMD with exactly the scalar NaN rule.
  *
- * Dispatch: per call, __builtin_cpu_supports("avx2") reads the CPU model
- * libgcc fills once before main(); there is no state of our own. */
+ * Dispatch: per call, __builtin_cpu_supports() reads the CPU model libgcc
+ * fills once before main(); there is no state of our own.  The AVX2 level
+ * needs both AVX2 and F16C (VCVTPS2PH); without either the SSE2 kernels
+ * run, so the binary runs on any x86-64. */
 #include "codecs/internal.h"
 
 const char *nf_isa_name(enum nf_isa isa)
@@ -39,14 +40,19 @@ const struct nf_kernels *nf_kernels_for(enum nf_isa isa)
 
 #include <immintrin.h>
 
+static int have_avx2(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+}
+
 enum nf_isa nf_isa_best(void)
 {
-	return __builtin_cpu_supports("avx2") ? NF_ISA_AVX2 : NF_ISA_SSE2;
+	return have_avx2() ? NF_ISA_AVX2 : NF_ISA_SSE2;
 }
 
 enum nf_isa nf_isa_resolve(enum nf_isa isa)
 {
-	if (isa == NF_ISA_AUTO || (isa == NF_ISA_AVX2 && !__builtin_cpu_supports("avx2")))
+	if (isa == NF_ISA_AUTO || (isa == NF_ISA_AVX2 && !have_avx2()))
 		return nf_isa_best();
 	return isa;
 }
@@ -127,11 +133,11 @@ static inline __m128 sse2_e2m1(__m128i code)
 }
 
 static void sse2_nvfp4(const uint8_t *codes, size_t nblocks, const float *scales, float div,
-		       const float *const *rows, float *out)
+		       float *out)
 {
 	const __m128 d = _mm_set1_ps(div);
 	const __m128i m = _mm_set1_epi8(0x0F), z = _mm_setzero_si128();
-	(void)rows; /* no variable permute in SSE2: compute like the reference */
+	/* no variable permute in SSE2: compute like the reference */
 	for (size_t bl = 0; bl < nblocks; bl++, codes += 8, out += 16) {
 		const __m128 s = _mm_set1_ps(scales[bl]);
 		__m128i v = _mm_loadl_epi64((const __m128i *)codes);
@@ -274,198 +280,6 @@ const struct nf_kernels nf_kernels_sse2 = {
 	.bf16 = sse2_bf16,
 	.to_bf16 = sse2_to_bf16,
 	.to_f16 = sse2_to_f16,
-};
-
-/* ================= AVX2 ================= */
-
-#define AVX2 __attribute__((target("avx2")))
-
-/* 16 int8 lanes times scale -> 16 floats. */
-AVX2 static inline void avx2_i8x16_store(__m128i v, __m256 s, float *out)
-{
-	__m256i a = _mm256_cvtepi8_epi32(v), b = _mm256_cvtepi8_epi32(_mm_srli_si128(v, 8));
-	_mm256_storeu_ps(out, _mm256_mul_ps(_mm256_cvtepi32_ps(a), s));
-	_mm256_storeu_ps(out + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(b), s));
-}
-
-AVX2 static void avx2_q4(const uint8_t *grp, unsigned l0, unsigned l1, float scale, float *out)
-{
-	unsigned l = l0, head = (32 - l0 % 32) % 32;
-	if (head > l1 - l0)
-		head = l1 - l0;
-	nf_kernels_scalar.q4(grp, l, l + head, scale, out);
-	l += head;
-	out += head;
-	const __m256 s = _mm256_set1_ps(scale);
-	const __m128i m = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
-	for (; l + 32 <= l1; l += 32, out += 32) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(grp + l / 2));
-		__m128i lo = _mm_sub_epi8(_mm_xor_si128(_mm_and_si128(v, m), eight), eight);
-		__m128i hi = _mm_sub_epi8(
-			_mm_xor_si128(_mm_and_si128(_mm_srli_epi16(v, 4), m), eight), eight);
-		avx2_i8x16_store(_mm_unpacklo_epi8(lo, hi), s, out);
-		avx2_i8x16_store(_mm_unpackhi_epi8(lo, hi), s, out + 16);
-	}
-	nf_kernels_scalar.q4(grp, l, l1, scale, out);
-}
-
-AVX2 static void avx2_q8(const uint8_t *grp, unsigned l0, unsigned l1, float scale, float *out)
-{
-	unsigned l = l0;
-	const __m256 s = _mm256_set1_ps(scale);
-	for (; l + 16 <= l1; l += 16, out += 16)
-		avx2_i8x16_store(_mm_loadu_si128((const __m128i *)(grp + l)), s, out);
-	nf_kernels_scalar.q8(grp, l, l1, scale, out);
-}
-
-/* nvfp4 through the per-(scale, divisor) table: the 16 possible values of
- * a block were computed by the driver as (e2m1 * scale) / div, the same two
- * IEEE operations as the scalar reference, so a lookup is bit-identical and
- * the division leaves the inner loop. */
-AVX2 static void avx2_nvfp4(const uint8_t *codes, size_t nblocks, const float *scales,
-			    float div, const float *const *rows, float *out)
-{
-	const __m128i m = _mm_set1_epi8(0x0F);
-	(void)scales;
-	(void)div;
-	for (size_t bl = 0; bl < nblocks; bl++, codes += 8, out += 16) {
-		const __m256 pos = _mm256_loadu_ps(rows[bl]), neg = _mm256_loadu_ps(rows[bl] + 8);
-		__m128i v = _mm_loadl_epi64((const __m128i *)codes);
-		__m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
-		__m128i c8 = _mm_unpacklo_epi8(lo, hi);
-		__m256i c0 = _mm256_cvtepu8_epi32(c8), c1 = _mm256_cvtepu8_epi32(_mm_srli_si128(c8, 8));
-		/* permutevar uses the low 3 bits; bit 3 (the sign) selects the
-		 * table half through the blend mask's sign bit */
-		_mm256_storeu_ps(out, _mm256_blendv_ps(_mm256_permutevar8x32_ps(pos, c0),
-						       _mm256_permutevar8x32_ps(neg, c0),
-						       _mm256_castsi256_ps(_mm256_slli_epi32(c0, 28))));
-		_mm256_storeu_ps(out + 8, _mm256_blendv_ps(_mm256_permutevar8x32_ps(pos, c1),
-							   _mm256_permutevar8x32_ps(neg, c1),
-							   _mm256_castsi256_ps(_mm256_slli_epi32(c1, 28))));
-	}
-}
-
-AVX2 static inline __m256 avx2_e4m3(__m256i b)
-{
-	__m256i mag = _mm256_and_si256(b, _mm256_set1_epi32(0x7F));
-	__m256i sign = _mm256_slli_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x80)), 24);
-	__m256i norm = _mm256_add_epi32(_mm256_slli_epi32(mag, 20), _mm256_set1_epi32(120 << 23));
-	__m256 sub = _mm256_mul_ps(_mm256_cvtepi32_ps(mag), _mm256_set1_ps(0x1p-9f));
-	__m256i is_sub = _mm256_cmpgt_epi32(_mm256_set1_epi32(8), mag);
-	__m256i is_nan = _mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7F));
-	__m256 r = _mm256_blendv_ps(_mm256_castsi256_ps(norm), sub, _mm256_castsi256_ps(is_sub));
-	r = _mm256_blendv_ps(r, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
-			     _mm256_castsi256_ps(is_nan));
-	return _mm256_or_ps(r, _mm256_castsi256_ps(sign));
-}
-
-AVX2 static void avx2_fp8(const uint8_t *codes, size_t n, float scale, float *out)
-{
-	size_t i = 0;
-	const __m256 s = _mm256_set1_ps(scale);
-	const __m256i m7f = _mm256_set1_epi32(0x7F);
-	for (; i + 16 <= n; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(codes + i));
-		__m256i ca = _mm256_cvtepu8_epi32(v), cb = _mm256_cvtepu8_epi32(_mm_srli_si128(v, 8));
-		__m256 a = avx2_e4m3(ca), b = avx2_e4m3(cb);
-		/* NaN code -> the code's NaN, as the scalar kernel */
-		__m256 na = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(ca, m7f), m7f));
-		__m256 nb = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(cb, m7f), m7f));
-		_mm256_storeu_ps(out + i, _mm256_blendv_ps(_mm256_mul_ps(a, s), a, na));
-		_mm256_storeu_ps(out + i + 8, _mm256_blendv_ps(_mm256_mul_ps(b, s), b, nb));
-	}
-	if (i < n)
-		nf_kernels_scalar.fp8(codes + i, n - i, scale, out + i);
-}
-
-AVX2 static void avx2_bf16(const uint8_t *src, size_t n, float *out)
-{
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		__m128i a = _mm_loadu_si128((const __m128i *)(src + 2 * i));
-		__m128i b = _mm_loadu_si128((const __m128i *)(src + 2 * i + 16));
-		_mm256_storeu_si256((__m256i *)(out + i),
-				    _mm256_slli_epi32(_mm256_cvtepu16_epi32(a), 16));
-		_mm256_storeu_si256((__m256i *)(out + i + 8),
-				    _mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
-	}
-	if (i < n)
-		nf_kernels_scalar.bf16(src + 2 * i, n - i, out + i);
-}
-
-AVX2 static inline __m256i avx2_bf16_one(__m256i x)
-{
-	__m256i abs = _mm256_and_si256(x, _mm256_set1_epi32(0x7FFFFFFF));
-	__m256i nan = _mm256_cmpgt_epi32(abs, _mm256_set1_epi32(0x7F800000));
-	__m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
-	__m256i r = _mm256_srli_epi32(
-		_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7FFF)), odd), 16);
-	__m256i q = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
-	return _mm256_blendv_epi8(r, q, nan);
-}
-
-/* Two vectors of 32-bit lanes holding 16-bit values -> 16 words in order. */
-AVX2 static inline __m256i avx2_pack16(__m256i a, __m256i b)
-{
-	/* packus works per 128-bit lane: a0 b0 a1 b1 -> fix with a permute */
-	return _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
-}
-
-AVX2 static void avx2_to_bf16(const float *in, uint16_t *out, size_t n)
-{
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		__m256i a = avx2_bf16_one(_mm256_castps_si256(_mm256_loadu_ps(in + i)));
-		__m256i b = avx2_bf16_one(_mm256_castps_si256(_mm256_loadu_ps(in + i + 8)));
-		_mm256_storeu_si256((__m256i *)(out + i), avx2_pack16(a, b));
-	}
-	if (i < n)
-		nf_kernels_scalar.to_bf16(in + i, out + i, n - i);
-}
-
-AVX2 static inline __m256i avx2_f16_one(__m256i xi)
-{
-	__m256i sign = _mm256_and_si256(_mm256_srli_epi32(xi, 16), _mm256_set1_epi32(0x8000));
-	__m256i x = _mm256_and_si256(xi, _mm256_set1_epi32(0x7FFFFFFF));
-	__m256i is_nan = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x7F800000));
-	__m256i nanv = _mm256_or_si256(_mm256_set1_epi32(0x7E00),
-				       _mm256_and_si256(_mm256_srli_epi32(x, 13),
-							_mm256_set1_epi32(0x3FF)));
-	__m256i big = _mm256_blendv_epi8(_mm256_set1_epi32(0x7C00), nanv, is_nan);
-	__m256i is_big = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x477FFFFF));
-	__m256i sub = _mm256_sub_epi32(
-		_mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(x), _mm256_set1_ps(0.5f))),
-		_mm256_set1_epi32(0x3F000000));
-	__m256i is_sub = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x38800000), x);
-	__m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 13), _mm256_set1_epi32(1));
-	__m256i nrm = _mm256_srli_epi32(
-		_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32((int)0xC8000FFFu)), odd), 13);
-	__m256i r = _mm256_blendv_epi8(nrm, sub, is_sub);
-	r = _mm256_blendv_epi8(r, big, is_big);
-	return _mm256_or_si256(_mm256_and_si256(r, _mm256_set1_epi32(0xFFFF)), sign);
-}
-
-AVX2 static void avx2_to_f16(const float *in, uint16_t *out, size_t n)
-{
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		__m256i a = avx2_f16_one(_mm256_castps_si256(_mm256_loadu_ps(in + i)));
-		__m256i b = avx2_f16_one(_mm256_castps_si256(_mm256_loadu_ps(in + i + 8)));
-		_mm256_storeu_si256((__m256i *)(out + i), avx2_pack16(a, b));
-	}
-	if (i < n)
-		nf_kernels_scalar.to_f16(in + i, out + i, n - i);
-}
-
-const struct nf_kernels nf_kernels_avx2 = {
-	.q4 = avx2_q4,
-	.q8 = avx2_q8,
-	.nvfp4 = avx2_nvfp4,
-	.nvfp4_uses_rows = 1,
-	.fp8 = avx2_fp8,
-	.bf16 = avx2_bf16,
-	.to_bf16 = avx2_to_bf16,
-	.to_f16 = avx2_to_f16,
 };
 
 #endif /* NF_HAVE_X86_SIMD */

@@ -17,7 +17,7 @@
 #include "fs/tree.h"
 #include "iouring/engine.h"
 #include "reader/artifact.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 /* Exit statuses of ninferfs (man ninferfs.1, EXIT STATUS). */
 enum {

@@ -15,6 +15,26 @@
 #             (offsets, bytes and files removed, a source added)
 #   rangemap: a handful of files tables and queries
 set -eu
+# fuzz/make-corpus.sh --calbin CB_FIXTURE OUTDIR: OUTDIR/corpus-calbin-meta/
+# from the metadata text of every cb-fixture variant (byte 0: 0 for the top
+# file, 1 for a submodel's, as fuzz_calbin_meta.c reads it).
+if [ "${1:-}" = --calbin ]; then
+	[ $# -eq 3 ] || { echo "usage: $0 --calbin CB_FIXTURE OUTDIR" >&2; exit 16; }
+	work=$(mktemp -d "${TMPDIR:-/tmp}/cb-corpus.XXXXXX")
+	trap 'rm -rf "$work"' EXIT INT TERM
+	mkdir -p "$3/corpus-calbin-meta"
+	for v in $("$2" --list | cut -f1); do
+		case $v in meta_*|map_*|decl_*|io_*|ibuf_*|smodel_type|clean) ;; *) continue ;; esac
+		pkg=$("$2" "$work/$v" --small --variant "$v")
+		for f in "$pkg"/model_memory_reserved_info.txt "$pkg"/*/submodel_memory_reserved_info.txt; do
+			case $f in */submodel_*) k=1 ;; *) k=0 ;; esac
+			out="$3/corpus-calbin-meta/$v-$k-$(basename "$(dirname "$f")" | tail -c 9)"
+			{ printf "\\$(printf %03o "$k")"; cat "$f"; } > "$out"
+		done
+		rm -rf "$work/$v"
+	done
+	exit 0
+fi
 [ $# -eq 2 ] || { echo "usage: $0 NF_FIXTURE OUTDIR" >&2; exit 16; }
 fixture=$1
 out=$2

@@ -2,7 +2,7 @@
 # fuzz/run.sh [SECONDS] [TARGET...] — build the libFuzzer targets, make the
 # seed corpora, run each target for SECONDS (default 60) one after another
 # and print executions and coverage.  TARGETs: reader rangemap codecs
-# manifest (default: all).
+# manifest calbin-meta (default: all).
 #
 # Environment: BUILD (default build-fuzz: clang, ASan+UBSan, fuzz on),
 # TOOLS_BUILD (default build-fuzz-tools: the default compiler with tests on,
@@ -13,7 +13,7 @@
 set -eu
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-reader rangemap codecs manifest}
+targets=${*:-reader rangemap codecs manifest calbin-meta}
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build-fuzz}
 tools=${TOOLS_BUILD:-$src/build-fuzz-tools}
@@ -24,13 +24,17 @@ if [ ! -f "$build/build.ninja" ]; then
 	CC=clang CFLAGS=-fsanitize=fuzzer-no-link meson setup "$build" "$src" -Dfuzz=true \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dtests=false >/dev/null
 fi
-ninja -C "$build" fuzz/fuzz-reader fuzz/fuzz-rangemap fuzz/fuzz-codecs fuzz/fuzz-manifest >/dev/null
+ninja -C "$build" fuzz/fuzz-reader fuzz/fuzz-rangemap fuzz/fuzz-codecs fuzz/fuzz-manifest \
+	fuzz/fuzz-calbin-meta >/dev/null
 if [ ! -f "$tools/build.ninja" ]; then
 	meson setup "$tools" "$src" -Dtests=true >/dev/null
 fi
-ninja -C "$tools" tests/fixtures/nf-fixture >/dev/null
+ninja -C "$tools" tests/fixtures/nf-fixture tests/calbin/cb-fixture >/dev/null
 if [ ! -d "$build/corpus-reader" ]; then
 	"$src/fuzz/make-corpus.sh" "$tools/tests/fixtures/nf-fixture" "$build"
+fi
+if [ ! -d "$build/corpus-calbin-meta" ]; then
+	"$src/fuzz/make-corpus.sh" --calbin "$tools/tests/calbin/cb-fixture" "$build"
 fi
 
 # UBSan findings must stop the run (meson's -fsanitize=undefined recovers).

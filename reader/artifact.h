@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "codecs/codec.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 #define NF_ENTRY_HEADER_BYTES 32
 #define NF_PART_PAYLOAD_START 4096

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "reader/artifact.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 /* ---- arena.c ---------------------------------------------------------- */
 

@@ -35,7 +35,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "reader/report.h"
+#include "report/report.h"
 #include "reader/writer.h"
 
 struct nf_manifest {

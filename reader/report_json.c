@@ -15,24 +15,6 @@ static json_t *u64_json(uint64_t v)
 	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
 }
 
-/* A JSON string of arbitrary bytes: paths and argv need not be UTF-8
- * (ninfer-check(1): U+FFFD for each invalid byte). */
-static json_t *text(const char *s)
-{
-	if (!s)
-		return json_null();
-	json_t *v = json_string(s);
-	if (v)
-		return v;
-	size_t k = 0;
-	char *out = nf_utf8_repair(s, strlen(s), &k);
-	if (!out)
-		return NULL;
-	v = json_stringn(out, k);
-	free(out);
-	return v;
-}
-
 static int put(json_t *obj, const char *key, json_t *v)
 {
 	return json_object_set_new(obj, key, v ? v : json_null());
@@ -77,13 +59,13 @@ char *nf_report_to_json(const struct nf_report *r, const struct nf_artifact *a,
 	put(t, "name", json_string(tool ? tool : "ninfer-check"));
 	put(t, "version", json_string(NF_VERSION));
 	for (int i = 0; i < argc && argv; i++)
-		json_array_append_new(args, text(argv[i]));
+		json_array_append_new(args, nf_json_text(argv[i]));
 	put(t, "argv", args);
 	put(t, "exit_status", json_integer(nf_report_exit_status(r)));
 	put(doc, "tool", t);
 
 	const char *entry = entry_path ? entry_path : (a ? a->entry_path : NULL);
-	put(art, "entry", text(entry));
+	put(art, "entry", nf_json_text(entry));
 	put(art, "artifact_id", a ? json_string(a->artifact_id_hex) : json_null());
 	put(art, "files", json_integer(a ? a->nfiles : 0));
 	put(art, "payload_bytes", u64_json(a ? a->payload_bytes : 0));
@@ -91,7 +73,7 @@ char *nf_report_to_json(const struct nf_report *r, const struct nf_artifact *a,
 	put(art, "bindings", json_integer(a ? a->nbindings : 0));
 	put(art, "uses", json_integer(a ? a->nuses : 0));
 	for (uint32_t i = 0; a && i < a->ncomponents; i++)
-		json_array_append_new(comps, text(a->components[i].id));
+		json_array_append_new(comps, nf_json_text(a->components[i].id));
 	put(art, "components", comps);
 	put(doc, "artifact", art);
 
@@ -105,8 +87,8 @@ char *nf_report_to_json(const struct nf_report *r, const struct nf_artifact *a,
 		put(o, "code", json_string(f->code));
 		/* where/evidence quote JSON strings (valid UTF-8) but also
 		 * file names and raw header bytes. */
-		put(o, "where", text(f->where));
-		put(o, "evidence", text(f->evidence));
+		put(o, "where", nf_json_text(f->where));
+		put(o, "evidence", nf_json_text(f->evidence));
 		json_array_append_new(findings, o);
 	}
 	put(doc, "findings", findings);
@@ -164,14 +146,14 @@ char *nf_files_json(const struct nf_artifact *a)
 		const char *reason = NULL;
 		enum nf_file_status s = nf_file_status(a, i, &reason);
 		put(o, "index", json_integer(i));
-		put(o, "path", text(f->path));
+		put(o, "path", nf_json_text(f->path));
 		put(o, "payload_begin", u64_json(f->logical_start));
 		put(o, "payload_end", u64_json(f->logical_start + f->payload_bytes));
 		put(o, "data_offset", u64_json(f->data_offset));
 		put(o, "file_bytes", u64_json(f->file_bytes));
 		put(o, "status", json_string(status_name(s)));
 		if ((s == NF_FILE_BAD || s == NF_FILE_MISSING) && reason)
-			put(o, "reason", text(reason));
+			put(o, "reason", nf_json_text(reason));
 		json_array_append_new(arr, o);
 	}
 	return dump_pretty(arr);

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "reader/artifact.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 struct nf_source_ops {
 	const char *kind;   /* "local", "remote" */

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "reader/report.h"
+#include "report/report.h"
 
 /* NF_SRC_ARTIFACT: the bytes are the logical
  * payload range [src_offset, src_offset+bytes) of an open artifact, read

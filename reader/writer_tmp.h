@@ -13,7 +13,7 @@
 #ifndef NF_READER_WRITER_TMP_H
 #define NF_READER_WRITER_TMP_H
 
-#include "reader/report.h"
+#include "report/report.h"
 
 struct nf_write_tmp {
 	char *path;   /* dirpath/.NAME.tmp-XXXXXX, malloc'd; NULL until made */

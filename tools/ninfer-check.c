@@ -18,8 +18,8 @@
 
 #include "nf_version.h"
 #include "reader/artifact.h"
-#include "reader/report.h"
 #include "remote/remote.h"
+#include "report/report.h"
 
 #define EXIT_USAGE 16
 

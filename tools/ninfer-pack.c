@@ -20,7 +20,7 @@
 #include "nf_version.h"
 #include "reader/artifact.h"
 #include "reader/manifest.h"
-#include "reader/report.h"
+#include "report/report.h"
 #include "reader/writer.h"
 #include "remote/remote.h"
 #include "tools/sample.h"

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "reader/artifact.h"
-#include "reader/report.h"
+#include "report/report.h"
 
 extern const uint8_t craft_id[16];       /* the default artifact_id */
 extern const uint8_t craft_entry_magic[8];

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "reader/artifact.h"
-#include "reader/report.h"
+#include "report/report.h"
 #include "remote/remote.h"
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

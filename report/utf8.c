@@ -1,4 +1,4 @@
-/* reader/report_utf8.c — bytes made valid UTF-8 for a report.
+/* report/utf8.c — bytes made valid UTF-8 for a report.
  *
  * File names and arguments are bytes, not text, but a JSON document holds
  * only UTF-8 (RFC 8259 §8.1).  Every byte that does not start a well-formed
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/report.h"
+#include "report/report.h"
 
 /* The length of the well-formed sequence at p[0, n), or 0. */
 static size_t utf8_seq(const unsigned char *p, size_t n)

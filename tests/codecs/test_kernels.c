@@ -1,0 +1,647 @@
+/* tests/codecs/test_kernels.c — every decode path of every instruction set
+ * against the scalar reference, bit for bit: each format x each output
+ * dtype (f32, bf16, f16) x each ISA (scalar, SSE2, AVX2+F16C with its fused
+ * kernels), on random objects full of special values (NaN payloads, +-inf,
+ * subnormals, -0, round-to-nearest-even ties, f16 overflow and underflow),
+ * over sub-ranges with odd ends, from unaligned input spans into unaligned
+ * output buffers with guard bytes on both sides; and the runtime dispatch.
+ *
+ * The reference of elements [b,e) as a dtype is what codec.h promises:
+ * the scalar binary32 decode of [b,e) (NF_ISA_SCALAR, itself checked
+ * against independent formulas in test_codecs.c) rounded once per element
+ * by nf_f32_to_bf16_one() / nf_f32_to_f16_one(); a bf16 object read as
+ * bf16 is its stored words.  Tests also count how many of each special
+ * case the references contained and fail if a category never occurred, so
+ * a generator change cannot silently stop covering it.
+ *
+ * NF_TEST_EXPECT_ISA=sse2|avx2 in the environment makes test_dispatch
+ * check what the running CPU resolves to (tests/codecs/meson.build runs
+ * this binary under qemu-x86_64 with a CPU model without AVX2 and F16C). */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecs/codec.h"
+#include "codecs/internal.h"
+
+/* check records every passing assertion with a write(); these only call
+ * into check on failure (as in test_codecs.c) */
+#undef ck_assert
+#undef ck_assert_msg
+#define ck_assert(c) do { if (!(c)) ck_abort_msg("assertion failed: %s", #c); } while (0)
+#define ck_assert_msg(c, ...) do { if (!(c)) ck_abort_msg(__VA_ARGS__); } while (0)
+
+static const char *RS = "row_split_k128_v1";
+static const char *BS = "block_scale_k16_m128x4_v1";
+static const char *RSC = "row_scale_v1";
+static const char *CT = "contiguous_le_v1";
+static const char *FP8 = "fp8_e4m3fn_row_bf16";
+static const char *rs_formats[] = {"q2_g64_fp16", "q4_g64_fp16", "q5_g64_fp16",
+				   "q6_g64_fp16", "q8_g32_fp16", "t2_g128_fp16"};
+static const enum nf_dtype float_dtypes[3] = {NF_DTYPE_F32, NF_DTYPE_BF16, NF_DTYPE_F16};
+
+static uint64_t rng_state = 0x243F6A8885A308D3ull;
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng_state = x;
+}
+
+static uint32_t fbits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static float bitsf(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* ---------- special-value generators ---------- */
+
+/* binary16 words: uniform, typical weights, or a special value */
+static uint16_t rnd_f16_word(void)
+{
+	static const uint16_t special[] = {
+		0x0000, 0x8000,                 /* +-0 */
+		0x0001, 0x8001, 0x03FF, 0x0200, /* subnormals */
+		0x0400, 0x7BFF, 0xFBFF,         /* smallest normal, +-max */
+		0x7C00, 0xFC00,                 /* +-inf */
+		0x7C01, 0x7DFF, 0x7E00, 0x7FFF, 0xFC01, 0xFE00, 0xFEAB, /* NaN payloads */
+		0x3C00, 0xBC00, 0x3C01, 0x3801, 0x5BFF, 0x1001};
+	switch (rnd() % 4) {
+	case 0:
+		return special[rnd() % (sizeof special / sizeof special[0])];
+	case 1:
+		return (uint16_t)((rnd() & 0x83FF) | (rnd() % 20 + 6) << 10);
+	default:
+		return (uint16_t)rnd();
+	}
+}
+
+/* binary32 words: uniform, near the f16/bf16 rounding points, or special */
+static uint32_t rnd_f32_word(void)
+{
+	static const uint32_t special[] = {
+		0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000,
+		0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7F800001, 0x7FBFFFFF,
+		0x7FC00000, 0xFFC00001, 0x7FFFFFFF, 0xFFFFFFFF, 0x7F7F8000, 0x477FE000,
+		0x477FEFFF, 0x477FF000, 0x477FF001, 0x47800000, 0x33000000, 0x33000001,
+		0x33800000, 0x33C00000, 0x387FE000, 0x38800000, 0x3F808000, 0x3F818000,
+		0x3F801000, 0x3F803000, 0x00010000, 0x00008000};
+	uint32_t hi = (uint32_t)rnd() & 0xFFFF0000u;
+	static const uint16_t lows[] = {0x0000, 0x8000, 0x7FFF, 0x8001, 0x1000, 0x3000, 0x0FFF,
+					0x1001, 0x2000, 0xF000, 0xFFFF};
+	switch (rnd() % 5) {
+	case 0:
+		return special[rnd() % (sizeof special / sizeof special[0])];
+	case 1: /* the f16 range, including its subnormals, and beyond */
+		return ((uint32_t)rnd() & 0x807FFFFFu) | (uint32_t)(rnd() % 50 + 95) << 23;
+	case 2: /* exact halfway points of bf16 and f16 */
+		return hi | lows[rnd() % (sizeof lows / sizeof lows[0])];
+	default:
+		return (uint32_t)rnd();
+	}
+}
+
+static uint16_t rnd_bf16_word(void)
+{
+	return (uint16_t)(rnd_f32_word() >> 16 ^ (rnd() % 3 == 0 ? rnd() & 1 : 0));
+}
+
+/* ---------- coverage of special cases in the references ---------- */
+
+struct coverage {
+	unsigned long nan, inf, sub, zero, negzero, tie, normal;
+};
+
+static double f16_value(uint16_t h)
+{
+	int e = (h >> 10) & 31, f = h & 1023;
+	double v = e == 0 ? f * 0x1p-24 : (1024 + f) * (double)(1u << e) * 0x1p-25;
+	return (h & 0x8000) ? -v : v;
+}
+
+/* Classify one reference output word and its binary32 source. */
+static void tally(struct coverage *c, enum nf_dtype dt, float v, uint16_t w)
+{
+	uint32_t x = fbits(v);
+	int nan = (x & 0x7FFFFFFFu) > 0x7F800000u;
+	if (dt == NF_DTYPE_BF16) {
+		uint16_t m = w & 0x7FFF;
+		c->nan += m > 0x7F80;
+		c->inf += m == 0x7F80;
+		c->sub += m && m < 0x0080;
+		c->zero += m == 0;
+		c->negzero += w == 0x8000;
+		c->normal += m >= 0x0080 && m < 0x7F80;
+		c->tie += !nan && (x & 0xFFFF) == 0x8000;
+		return;
+	}
+	uint16_t m = w & 0x7FFF;
+	c->nan += m > 0x7C00;
+	c->inf += m == 0x7C00;
+	c->sub += m && m < 0x0400;
+	c->zero += m == 0;
+	c->negzero += w == 0x8000;
+	c->normal += m >= 0x0400 && m < 0x7C00;
+	if (!nan && m < 0x7C00) { /* halfway between w and a neighbour */
+		double d = (double)v - f16_value(w);
+		uint16_t nb = (uint16_t)(d > 0 ? (w & 0x8000 ? w - 1 : w + 1)
+					       : (w & 0x8000 ? w + 1 : w - 1));
+		if (d != 0 && m != 0 && (nb & 0x7FFF) < 0x7C00 &&
+		    (double)v - f16_value(nb) == -d)
+			c->tie++;
+		if (d != 0 && m == 0 && (d == 0x1p-25 || d == -0x1p-25))
+			c->tie++; /* halfway between 0 and 2^-24 */
+	}
+}
+
+/* c[0]: bf16 outputs, c[1]: f16 outputs */
+static void need(const struct coverage *c, const char *what, int want_nan, int want_inf,
+		 int want_sub, int want_tie)
+{
+	/* want_tie: bit 0 bf16, bit 1 f16 (q2 and t2 products, +-s and +-2s, never need
+	 * f16 rounding) */
+	for (int i = 0; i < 2; i++, c++)
+		ck_assert_msg(c->normal > 0 && c->zero > 0 && (c->tie > 0 || !(want_tie >> i & 1)),
+			      "%s as %s: coverage normal %lu zero %lu tie %lu", what,
+			      i ? "f16" : "bf16", c->normal, c->zero, c->tie);
+	c -= 2;
+	ck_assert_msg(!want_nan || (c[0].nan > 0 && c[1].nan > 0), "%s: no NaN output", what);
+	ck_assert_msg(!want_inf || (c[0].inf > 0 && c[1].inf > 0), "%s: no inf output", what);
+	/* want_sub: 1 both dtypes, 2 f16 only */
+	ck_assert_msg(!want_sub || ((want_sub == 2 || c[0].sub > 0) && c[1].sub > 0),
+		      "%s: no subnormal output", what);
+}
+
+/* ---------- decode through the span plan ---------- */
+
+/* Decode [b,e) like the filesystem: fetch exactly the planned spans, each
+ * into its own heap buffer at byte offset src_mis (so the span ends where
+ * the allocation ends and ASan sees any over-read). */
+static int decode_spans(const struct nf_geometry *g, const uint8_t *obj, uint64_t b, uint64_t e,
+			enum nf_dtype dt, void *out, enum nf_isa isa, unsigned src_mis)
+{
+	struct nf_span sp[NF_MAX_SPANS];
+	uint8_t *mem[NF_MAX_SPANS] = {0};
+	const uint8_t *bufs[NF_MAX_SPANS] = {0};
+	unsigned n = nf_decode_spans(g, b, e, sp);
+
+	for (unsigned i = 0; i < n; i++) {
+		mem[i] = malloc(sp[i].length + src_mis + 1);
+		ck_assert(mem[i] != NULL);
+		memcpy(mem[i] + src_mis, obj + sp[i].offset, sp[i].length);
+		bufs[i] = mem[i] + src_mis;
+	}
+	int rc = nf_decode_isa(g, b, e, bufs, dt, out, isa);
+	for (unsigned i = 0; i < n; i++)
+		free(mem[i]);
+	return rc;
+}
+
+/* The reference bytes of [b,e) as dt (see the top of this file). */
+static uint8_t *reference(const struct nf_geometry *g, const uint8_t *obj, uint64_t b,
+			  uint64_t e, enum nf_dtype dt, struct coverage *cov)
+{
+	size_t n = (size_t)(e - b), es = nf_dtype_size(dt);
+	uint8_t *out = malloc(n * es + 1);
+	float *f = malloc(n * 4 + 4);
+	ck_assert(out && f);
+	if (dt == NF_DTYPE_I32 || (dt == NF_DTYPE_BF16 && g->format == NF_FORMAT_BF16)) {
+		memcpy(out, obj + b * es, n * es);
+	} else {
+		ck_assert_int_eq(decode_spans(g, obj, b, e, NF_DTYPE_F32, f, NF_ISA_SCALAR, 0), 0);
+		for (size_t i = 0; i < n; i++) {
+			if (dt == NF_DTYPE_F32) {
+				memcpy(out + 4 * i, &f[i], 4);
+				continue;
+			}
+			uint16_t w = dt == NF_DTYPE_BF16 ? nf_f32_to_bf16_one(f[i])
+							 : nf_f32_to_f16_one(f[i]);
+			nf_wr16(out + 2 * i, w);
+			if (cov)
+				tally(&cov[dt == NF_DTYPE_BF16 ? 0 : 1], dt, f[i], w);
+		}
+	}
+	free(f);
+	return out;
+}
+
+#define GUARD 0xA5
+
+/* [b,e) as dt through every ISA, output at byte offset out_mis of a
+ * guarded buffer, equal to the reference; nothing written outside. */
+static void check_range(const struct nf_geometry *g, const uint8_t *obj, uint64_t b, uint64_t e,
+			enum nf_dtype dt, struct coverage *cov, unsigned out_mis, unsigned src_mis)
+{
+	size_t n = (size_t)(e - b), es = nf_dtype_size(dt), len = n * es;
+	uint8_t *ref = reference(g, obj, b, e, dt, cov);
+	uint8_t *buf = malloc(len + out_mis + 64);
+	ck_assert(buf != NULL);
+	for (int isa = NF_ISA_SCALAR; isa <= NF_ISA_AVX2; isa++) {
+		memset(buf, GUARD, len + out_mis + 64);
+		ck_assert_int_eq(decode_spans(g, obj, b, e, dt, buf + out_mis, isa, src_mis), 0);
+		for (size_t i = 0; i < len; i++)
+			ck_assert_msg(buf[out_mis + i] == ref[i],
+				      "%s [%llu,%llu) as %s, %s: byte %zu (element %llu) is %02x, "
+				      "reference %02x",
+				      nf_format_name(g->format), (unsigned long long)b,
+				      (unsigned long long)e, nf_dtype_name(dt),
+				      nf_isa_name(nf_isa_resolve(isa)), i,
+				      (unsigned long long)(b + i / es), buf[out_mis + i], ref[i]);
+		for (size_t i = 0; i < out_mis; i++)
+			ck_assert_msg(buf[i] == GUARD, "%s: wrote before the output",
+				      nf_isa_name(isa));
+		for (size_t i = out_mis + len; i < len + out_mis + 64; i++)
+			ck_assert_msg(buf[i] == GUARD, "%s %s [%llu,%llu): wrote %zu bytes past the end",
+				      nf_format_name(g->format), nf_isa_name(nf_isa_resolve(isa)),
+				      (unsigned long long)b, (unsigned long long)e,
+				      i - out_mis - len + 1);
+	}
+	free(buf);
+	free(ref);
+}
+
+/* Whole object, edge ranges and random ranges with odd ends, every dtype. */
+static void check_object(const struct nf_geometry *g, const uint8_t *obj, struct coverage *cov,
+			 int nrandom)
+{
+	const uint64_t E = g->elements, K = g->cols ? g->cols : E;
+	for (int d = 0; d < 3; d++) {
+		enum nf_dtype dt = float_dtypes[d];
+		check_range(g, obj, 0, E, dt, cov, 0, 0);
+		check_range(g, obj, 0, E, dt, NULL, 1 + (unsigned)d, 3);
+		if (E > 2)
+			check_range(g, obj, 1, E - 1, dt, NULL, 3, 1);
+		/* around the first row boundaries and single elements */
+		for (uint64_t r = 1; r < 3 && r * K < E; r++) {
+			check_range(g, obj, r * K - 1, r * K + 1, dt, NULL, 1, 0);
+			check_range(g, obj, r * K - (K > 17 ? 17 : 1), E, dt, NULL, 2, 1);
+		}
+		for (int i = 0; i < nrandom; i++) {
+			uint64_t b = rnd() % E, e = b + 1 + rnd() % (E - b);
+			if (i % 4 == 0) /* short */
+				e = b + 1 + rnd() % (E - b < 40 ? E - b : 40);
+			check_range(g, obj, b, e, dt, NULL, (unsigned)(rnd() % 4),
+				    (unsigned)(rnd() % 4));
+		}
+	}
+}
+
+static void geom(struct nf_geometry *g, const char *f, const char *l, uint64_t n, uint64_t k,
+		 uint64_t d)
+{
+	uint64_t shape[2] = {n, k};
+	enum nf_codec_status st = nf_geometry_init(g, f, l, 2, shape, d);
+	ck_assert_msg(st == NF_CODEC_OK, "%s [%llu,%llu]: %s", f, (unsigned long long)n,
+		      (unsigned long long)k, nf_codec_status_str(st));
+}
+
+static uint8_t *random_object(const struct nf_geometry *g)
+{
+	uint8_t *obj = malloc(g->bytes + 1);
+	ck_assert(obj != NULL);
+	for (uint64_t i = 0; i < g->bytes; i++)
+		obj[i] = (uint8_t)rnd(); /* every code, legal or not */
+	return obj;
+}
+
+/* ---------- row_split (codecs §2) ---------- */
+
+START_TEST(test_kernels_row_split)
+{
+	/* K: below, at and above the vector width (16), the groups (32, 64,
+	 * 128) and the row padding; N = 3 so ranges cross rows */
+	static const uint64_t Ks[] = {1, 7, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100,
+				      127, 128, 129, 200, 257, 1000};
+	for (int f = 0; f < 6; f++) {
+		struct coverage cov[2] = {{0}};
+		for (unsigned k = 0; k < sizeof Ks / sizeof Ks[0]; k++) {
+			struct nf_geometry g;
+			geom(&g, rs_formats[f], RS, 3, Ks[k], 1);
+			uint8_t *obj = random_object(&g);
+			const struct nf_plane *sp = &g.planes[g.nplanes - 1];
+			for (uint64_t i = 0; i < sp->length / 2; i++)
+				nf_wr16(obj + sp->offset + 2 * i, rnd_f16_word());
+			check_object(&g, obj, cov, 12);
+			free(obj);
+		}
+		/* products of a finite scale are finite: NaN/inf only from
+		 * Inf/NaN scale words, which the generator includes; no product
+		 * is below 2^-24, so none is a bf16 subnormal */
+		need(cov, rs_formats[f], 1, 1, 2, f == 0 || f == 5 ? 1 : 3);
+	}
+}
+END_TEST
+
+/* Every binary16 scale word, in whole groups (the q4 table path, the
+ * vector paths of the other formats) and a partial group. */
+START_TEST(test_kernels_row_split_all_scales)
+{
+	for (int f = 0; f < 6; f++) {
+		struct nf_geometry g;
+		uint64_t G = f == 4 ? 32 : f == 5 ? 128 : 64;
+		/* one row per scale word: K = G puts one group in each row */
+		geom(&g, rs_formats[f], RS, 65536, f == 5 ? 48 : G, 1);
+		uint8_t *obj = random_object(&g);
+		const struct nf_plane *sp = &g.planes[g.nplanes - 1];
+		for (uint64_t r = 0; r < 65536; r++)
+			for (uint64_t j = 0; j < g.gpr; j++)
+				nf_wr16(obj + sp->offset + 2 * (r * g.gpr + j), (uint16_t)r);
+		for (int d = 0; d < 3; d++) {
+			check_range(&g, obj, 0, g.elements, float_dtypes[d], NULL, 0, 0);
+			check_range(&g, obj, 5, g.elements - 3, float_dtypes[d], NULL, 1, 2);
+		}
+		free(obj);
+	}
+}
+END_TEST
+
+/* ---------- nvfp4 (codecs §3) ---------- */
+
+/* Divisor i: the special ones first (NV_SPECIAL_DIVISORS), then random. */
+#define NV_SPECIAL_DIVISORS 21
+static uint32_t rnd_divisor(int i)
+{
+	static const uint32_t special[NV_SPECIAL_DIVISORS] = {
+		0x3F800000, 0x40400000, 0x40E00000, 0x3EAAAAAB, /* 1, 3, 7, 1/3 */
+		0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA12345, /* NaN payloads, sNaN */
+		0x7F800000, 0xFF800000, 0x00000000, 0x80000000, /* +-inf, +-0 */
+		0xC0400000, 0x00000001, 0x00400000, 0x7F7FFFFF, /* -3, subnormals, max */
+		0x00800000, 0x3A83126F, 0x4B189680,
+		0x47000000, 0x7D800000}; /* 2^15, 2^124: ties in the f16 / bf16 subnormals */
+	if (i < NV_SPECIAL_DIVISORS)
+		return special[i];
+	return rnd() % 2 ? rnd_f32_word() : (uint32_t)(0x3E000000 + rnd() % 0x2000000);
+}
+
+static void nv_object(struct nf_geometry *g, uint64_t N, uint64_t K, uint64_t D, int first_div,
+		      uint8_t **obj)
+{
+	geom(g, "nvfp4", BS, N, K, D);
+	*obj = random_object(g); /* every code and every scale byte */
+	for (uint64_t i = 0; i < D; i++)
+		nf_wr32(*obj + g->planes[2].offset + 4 * i, rnd_divisor(first_div + (int)i));
+}
+
+START_TEST(test_kernels_nvfp4)
+{
+	static const uint64_t shapes[][3] = {{128, 64, 1}, {128, 128, 2 /* bad D, below */},
+					     {256, 192, 2}, {384, 320, 3}, {128, 1024, 1},
+					     {512, 64, 4}};
+	struct coverage cov[2] = {{0}};
+	int dv = 0;
+	for (unsigned s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		uint64_t N = shapes[s][0], K = shapes[s][1], D = shapes[s][2];
+		if (N / D % 128)
+			D = 1;
+		for (int rep = 0; rep < 3; rep++) {
+			struct nf_geometry g;
+			uint8_t *obj;
+			nv_object(&g, N, K, D, dv, &obj);
+			dv += (int)D;
+			check_object(&g, obj, cov, 10);
+			free(obj);
+		}
+	}
+	need(cov, "nvfp4", 1, 1, 1, 3);
+}
+END_TEST
+
+/* Every scale byte under every special divisor, through whole tiles, the
+ * two-block path and single blocks. */
+START_TEST(test_kernels_nvfp4_all_scales)
+{
+	for (int dv = 0; dv < NV_SPECIAL_DIVISORS; dv++) {
+		struct nf_geometry g;
+		uint8_t *obj;
+		nv_object(&g, 128, 1024, 1, dv, &obj);
+		/* row n, block j: scale byte (n * 64 + j) % 256 */
+		for (uint64_t n = 0; n < 128; n++)
+			for (uint64_t j = 0; j < 64; j++)
+				obj[g.planes[1].offset + nf_nv_swz(n, j, 1024 / 64)] =
+					(uint8_t)((n * 64 + j) % 256);
+		for (int d = 0; d < 3; d++) {
+			check_range(&g, obj, 0, g.elements, float_dtypes[d], NULL, 0, 0);
+			check_range(&g, obj, 16 * 5 + 3, g.elements - 16 * 7 - 5, float_dtypes[d],
+				    NULL, 1, 1);
+		}
+		free(obj);
+	}
+}
+END_TEST
+
+/* ---------- fp8_e4m3fn_row_bf16 (codecs §4) ---------- */
+
+START_TEST(test_kernels_fp8)
+{
+	static const uint64_t Ks[] = {1, 15, 16, 17, 33, 100, 256, 257, 1000};
+	struct coverage cov[2] = {{0}};
+	for (unsigned k = 0; k < sizeof Ks / sizeof Ks[0]; k++)
+		for (int rep = 0; rep < 3; rep++) {
+			struct nf_geometry g;
+			geom(&g, FP8, RSC, 7, Ks[k], 1);
+			uint8_t *obj = random_object(&g); /* NaN codes included */
+			for (uint64_t n = 0; n < 7; n++)
+				nf_wr16(obj + g.planes[1].offset + 2 * n, rnd_bf16_word());
+			check_object(&g, obj, cov, 10);
+			free(obj);
+		}
+	need(cov, "fp8", 1, 1, 1, 3);
+	/* every code under special and random row scales, whole rows with and
+	 * without NaN codes in a 16-code vector */
+	static const uint16_t scales[] = {0x3F80, 0x0000, 0x8000, 0x0001, 0x007F, 0x0080,
+					  0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1,
+					  0x7F81, 0x3B80, 0x4780, 0x4800, 0x3300};
+	struct nf_geometry g;
+	uint64_t N = sizeof scales / sizeof scales[0] + 64;
+	geom(&g, FP8, RSC, N, 512 + 19, 1);
+	uint8_t *obj = random_object(&g);
+	for (uint64_t n = 0; n < N; n++) {
+		for (uint64_t c = 0; c < 512 + 19; c++) /* rows 0,2,..: no NaN codes */
+			obj[n * g.cols + c] = n % 2 && c < 256 ? (uint8_t)c
+				: (uint8_t)((c * 37 + n) % 256 % 0x7F | (c & 1) << 7);
+		nf_wr16(obj + g.planes[1].offset + 2 * n,
+			n < sizeof scales / sizeof scales[0] ? scales[n] : rnd_bf16_word());
+	}
+	for (int d = 0; d < 3; d++)
+		check_range(&g, obj, 0, g.elements, float_dtypes[d], NULL, 0, 0);
+	free(obj);
+}
+END_TEST
+
+/* ---------- contiguous bf16 and fp32 (codecs §1) ---------- */
+
+START_TEST(test_kernels_contiguous)
+{
+	static const uint64_t Ks[] = {1, 2, 15, 16, 17, 31, 33, 100, 1000, 4099};
+	struct coverage cb[2] = {{0}}, cf[2] = {{0}};
+	for (unsigned k = 0; k < sizeof Ks / sizeof Ks[0]; k++) {
+		struct nf_geometry g;
+		geom(&g, "bf16", CT, 3, Ks[k], 1);
+		uint8_t *obj = random_object(&g);
+		for (uint64_t i = 0; i < g.elements; i++)
+			nf_wr16(obj + 2 * i, rnd_bf16_word());
+		check_object(&g, obj, cb, 10);
+		free(obj);
+		geom(&g, "fp32", CT, 3, Ks[k], 1);
+		obj = random_object(&g);
+		for (uint64_t i = 0; i < g.elements; i++)
+			nf_wr32(obj + 4 * i, rnd_f32_word());
+		check_object(&g, obj, cf, 10);
+		free(obj);
+	}
+	/* bf16 -> bf16 is the identity: no conversion to tally */
+	cb[0] = cb[1]; /* (bf16 as bf16 is a copy: nothing tallied) */
+	need(cb, "bf16", 1, 1, 1, 3);
+	need(cf, "fp32", 1, 1, 1, 3);
+	/* int32 stays int32 on every ISA */
+	struct nf_geometry g;
+	geom(&g, "int32", CT, 3, 37, 1);
+	uint8_t *obj = random_object(&g);
+	check_range(&g, obj, 3, 100, NF_DTYPE_I32, NULL, 1, 3);
+	free(obj);
+}
+END_TEST
+
+/* ---------- the conversions on (almost) every binary32 ---------- */
+
+START_TEST(test_kernels_conversions)
+{
+	/* every high half with low halves on both sides of every f16 and
+	 * bf16 rounding point, plus random ones: 65536 x 24 values */
+	static const uint16_t lows[] = {0x0000, 0x0001, 0x0FFF, 0x1000, 0x1001, 0x1FFF, 0x2000,
+					0x2FFF, 0x3000, 0x3001, 0x7FFF, 0x8000, 0x8001, 0xC000,
+					0xEFFF, 0xF000, 0xF001, 0xFFFF};
+	enum { NL = sizeof lows / sizeof lows[0], M = 65536 * 24 };
+	float *in = malloc((M + 8) * 4);
+	uint16_t *a = malloc((M + 8) * 2), *b = malloc((M + 8) * 2 + 2);
+	ck_assert(in && a && b);
+	for (uint32_t h = 0; h < 65536; h++)
+		for (int l = 0; l < 24; l++)
+			in[h * 24 + (uint32_t)l] =
+				bitsf(h << 16 | (l < NL ? lows[l] : (uint16_t)rnd()));
+	for (int isa = NF_ISA_SSE2; isa <= NF_ISA_AVX2; isa++)
+		for (int which = 0; which < 2; which++) {
+			/* odd start and length: head, vectors and tail */
+			size_t off = (size_t)(isa + which), n = M - 5;
+			for (size_t i = 0; i < n; i++)
+				a[i] = which ? nf_f32_to_f16_one(in[off + i])
+					     : nf_f32_to_bf16_one(in[off + i]);
+			memset(b, GUARD, (M + 8) * 2 + 2);
+			if (which)
+				nf_f32_to_f16_isa(in + off, b + 1, n, isa);
+			else
+				nf_f32_to_bf16_isa(in + off, b + 1, n, isa);
+			for (size_t i = 0; i < n; i++)
+				ck_assert_msg(a[i] == b[1 + i], "%s %s of %08x: %04x, reference %04x",
+					      nf_isa_name(nf_isa_resolve(isa)), which ? "f16" : "bf16",
+					      fbits(in[off + i]), b[1 + i], a[i]);
+			ck_assert_uint_eq(b[0], GUARD * 0x101u);
+			ck_assert_uint_eq(b[n + 1], GUARD * 0x101u);
+		}
+	free(in);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* ---------- dispatch ---------- */
+
+START_TEST(test_dispatch)
+{
+	int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+	ck_assert(nf_kernels_for(NF_ISA_SCALAR) == &nf_kernels_scalar);
+#ifdef NF_HAVE_X86_SIMD
+	ck_assert(nf_kernels_for(NF_ISA_SSE2) == &nf_kernels_sse2);
+	ck_assert(nf_kernels_for(NF_ISA_AVX2) == (avx2 ? &nf_kernels_avx2 : &nf_kernels_sse2));
+	ck_assert_int_eq(nf_isa_best(), avx2 ? NF_ISA_AVX2 : NF_ISA_SSE2);
+	ck_assert(nf_kernels_for(NF_ISA_AUTO) == nf_kernels_for(nf_isa_best()));
+	/* the reference path's tables are complete and not fused; the fused
+	 * table has every kernel the driver calls */
+	const struct nf_kernels *ref[2] = {&nf_kernels_scalar, &nf_kernels_sse2};
+	for (int i = 0; i < 2; i++) {
+		ck_assert(!ref[i]->fused);
+		ck_assert(ref[i]->q4 && ref[i]->q8 && ref[i]->nvfp4 && ref[i]->fp8 && ref[i]->bf16 &&
+			  ref[i]->to_bf16 && ref[i]->to_f16);
+	}
+	const struct nf_kernels *k = &nf_kernels_avx2;
+	ck_assert(k->fused && k->to_bf16 && k->to_f16);
+	for (int d = 0; d < NF_FX_N; d++) {
+		for (int f = 0; f < 6; f++)
+			ck_assert(k->rs[f][d] != NULL);
+		ck_assert(k->nv[d] && k->fp8x[d]);
+		ck_assert((k->bf16x[d] != NULL) == (d != NF_FX_BF16));
+		ck_assert((k->f32x[d] != NULL) == (d != NF_FX_F32));
+	}
+#endif
+	const char *want = getenv("NF_TEST_EXPECT_ISA");
+	if (want) /* e.g. under qemu with a CPU model without AVX2 */
+		ck_assert_msg(strcmp(nf_isa_name(nf_isa_best()), want) == 0,
+			      "best ISA is %s, expected %s", nf_isa_name(nf_isa_best()), want);
+	(void)avx2;
+}
+END_TEST
+
+/* ---------- invalid calls leave the output alone ---------- */
+
+START_TEST(test_kernels_bad_calls)
+{
+	struct nf_geometry g;
+	geom(&g, "q4_g64_fp16", RS, 2, 64, 1);
+	uint8_t *obj = random_object(&g), out[16];
+	const uint8_t *bufs[NF_MAX_SPANS] = {obj, obj, obj, obj};
+	for (int isa = NF_ISA_SCALAR; isa <= NF_ISA_AVX2; isa++) {
+		memset(out, GUARD, sizeof out);
+		ck_assert_int_eq(nf_decode_isa(&g, 5, 4, bufs, NF_DTYPE_F16, out, isa), -EINVAL);
+		ck_assert_int_eq(nf_decode_isa(&g, 0, 129, bufs, NF_DTYPE_BF16, out, isa), -EINVAL);
+		ck_assert_int_eq(nf_decode_isa(&g, 0, 1, bufs, NF_DTYPE_I32, out, isa), -EINVAL);
+		ck_assert_int_eq(nf_decode_isa(&g, 7, 7, bufs, NF_DTYPE_F16, out, isa), 0);
+		for (size_t i = 0; i < sizeof out; i++)
+			ck_assert(out[i] == GUARD);
+	}
+	free(obj);
+}
+END_TEST
+
+static Suite *kernels_suite(void)
+{
+	Suite *s = suite_create("kernels");
+	TCase *t = tcase_create("core");
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_dispatch);
+	tcase_add_test(t, test_kernels_bad_calls);
+	tcase_add_test(t, test_kernels_conversions);
+	tcase_add_test(t, test_kernels_row_split);
+	tcase_add_test(t, test_kernels_nvfp4);
+	tcase_add_test(t, test_kernels_fp8);
+	tcase_add_test(t, test_kernels_contiguous);
+	suite_add_tcase(s, t);
+	/* every scale word: the largest objects (CK_RUN_CASE=core skips them) */
+	t = tcase_create("all_scales");
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_kernels_row_split_all_scales);
+	tcase_add_test(t, test_kernels_nvfp4_all_scales);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(kernels_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
