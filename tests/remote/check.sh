@@ -39,7 +39,10 @@ chk() {
 	"$NINFER_CHECK" "$@" 2>"$T/chk.err" || rc=$?
 	san_clean "$T/chk.err"
 }
-size_of() { stat -c %s "$1"; }
+# the access log once every request made so far is in it (ngx_settle), less
+# the sentinel: $T/access.log
+settle() { ngx_settle; grep -v ' "GET /.nf-settle/' "$NGX_LOG" >"$T/access.log" || true; }
+LOG=$T/access.log
 
 W=$T/www
 mkdir -p "$W"
@@ -63,26 +66,28 @@ ok "text (1 file) and mixed (47 files): the same report locally and over HTTP, w
 
 # --- what a check fetches: the header, the JSON, the part headers
 J=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["json_bytes"])' "$W/mixed/expect/manifest.json")
-ngx_clear
+ngx_settle; ngx_clear
 chk "$U/mixed/mixed.ninfer" >/dev/null
 [ "$rc" = 0 ] || fail "mixed: exit $rc"
-RP ranges "$NGX_LOG" /mixed "$W/mixed" >"$T/ranges"
+settle
+RP ranges "$LOG" /mixed "$W/mixed" >"$T/ranges"
 grep -qx "mixed.ninfer 2 0-32,32-$((32 + J))" "$T/ranges" || fail "entry: $(grep '^mixed.ninfer ' "$T/ranges")"
 [ "$(grep -c '^mixed.ninfer.part-[0-9]* 1 0-32$' "$T/ranges")" = 46 ] || fail "parts: $(cat "$T/ranges")"
-[ "$(ngx_requests)" = 48 ] || fail "$(ngx_requests) requests: $(cat "$NGX_LOG")"
-read -r sent nreq < <(RP sent "$NGX_LOG")
+[ "$(wc -l <"$LOG")" = 48 ] || fail "$(wc -l <"$LOG") requests: $(cat "$LOG")"
+read -r sent nreq < <(RP sent "$LOG")
 body=$((32 + J + 46 * 32))
 [ "$sent" -ge "$body" ] && [ "$sent" -le $((body + nreq * 400)) ] || fail "bytes sent $sent for $body"
 ok "a check of the 47-file set: 48 requests (entry [0,32) and [32,$((32 + J))), [0,32) of each part), $sent bytes sent for $body of content"
 
 # --- --deep: every byte of every file, once
-ngx_clear
+ngx_settle; ngx_clear
 chk --deep "$U/mixed/mixed.ninfer" >/dev/null
 [ "$rc" = 0 ] || fail "deep: exit $rc"
-RP ranges "$NGX_LOG" /mixed "$W/mixed" --once >"$T/ranges" || fail "deep ranges: $(cat "$T/ranges")"
+settle
+RP ranges "$LOG" /mixed "$W/mixed" --once >"$T/ranges" || fail "deep ranges: $(cat "$T/ranges")"
 total=$(cat "$W"/mixed/mixed.ninfer* | wc -c)
 grep -qx "total [0-9]* requests $total body bytes" "$T/ranges" || fail "deep: $(tail -1 "$T/ranges"), set $total"
-read -r sent nreq < <(RP sent "$NGX_LOG")
+read -r sent nreq < <(RP sent "$LOG")
 [ "$sent" -ge "$total" ] && [ "$sent" -le $((total + nreq * 400)) ] || fail "deep: $sent bytes sent for $total"
 ok "--deep: every byte of the 47 files fetched exactly once ($total bytes in $nreq requests, $sent bytes sent)"
 
@@ -105,13 +110,14 @@ ok "a part of another artifact: FILE_ARTIFACT_ID_MISMATCH, exit 4, as locally"
 
 # --- a part name that needs encoding: one segment
 RP rename-part "$W/mixed/mixed.ninfer" "$W/enc2" 3 'p art%2F..?#3'
-ngx_clear
+ngx_settle; ngx_clear
 chk --json "$W/enc2/mixed.ninfer" >"$T/l.json"
 chk --json "$U/enc2/mixed.ninfer" >"$T/r.json"
 [ "$rc" = 0 ] || fail "encoded part name: exit $rc $(cat "$T/r.json")"
 RP same "$T/l.json" "$T/r.json" || fail "encoded part name: the reports differ"
-grep -q '"GET /enc2/p%20art%252F..%3F%233 HTTP/1.1" "bytes=0-31"' "$NGX_LOG" ||
-	fail "encoded name: $(grep enc2 "$NGX_LOG" | head)"
+settle
+grep -q '"GET /enc2/p%20art%252F..%3F%233 HTTP/1.1" "bytes=0-31"' "$LOG" ||
+	fail "encoded name: $(grep enc2 "$LOG" | head)"
 ok "a part named 'p art%2F..?#3' is requested as one encoded segment and checks clean"
 
 # --- a part missing: 404 -> FILE_MISSING naming it
@@ -160,39 +166,43 @@ ok "user:password@ in the URL and in a -o value: ***@ in argv, entry and finding
 mkdir -p "$W/claim"
 RP claim "$W/claim/early.ninfer" $((1 << 30)) early
 chk --json "$W/claim/early.ninfer" >"$T/l.json"
-ngx_clear
+ngx_settle; ngx_clear
 chk --json "$U/claim/early.ninfer" >"$T/r.json"
 [ "$rc" = 4 ] || fail "broken claim: exit $rc $(cat "$T/r.json")"
 RP same "$T/l.json" "$T/r.json" || fail "broken claim: the reports differ"
 grep -q '"code": "JSON_SYNTAX"' "$T/r.json" || fail "broken claim: $(cat "$T/r.json")"
-[ "$(RP spans "$NGX_LOG" /claim/early.ninfer)" = "0-32,32-65568" ] || fail "broken claim fetched: $(RP spans "$NGX_LOG" /claim/early.ninfer)"
+settle
+[ "$(RP spans "$LOG" /claim/early.ninfer)" = "0-32,32-65568" ] || fail "broken claim fetched: $(RP spans "$LOG" /claim/early.ninfer)"
 ok "a 1 GiB JSON claim broken at byte 6: JSON_SYNTAX as locally, 64 KiB of it fetched"
 
 RP claim "$W/claim/late.ninfer" $((256 << 20)) late:3000000
 chk --json "$W/claim/late.ninfer" >"$T/l.json"
-ngx_clear
+ngx_settle; ngx_clear
 chk --json "$U/claim/late.ninfer" >"$T/r.json"
 RP same "$T/l.json" "$T/r.json" || fail "late error: the reports differ"
 grep -q '"code": "JSON_SYNTAX"' "$T/r.json" || fail "late error: $(cat "$T/r.json")"
-read -r sent nreq < <(RP sent "$NGX_LOG")
+settle
+read -r sent nreq < <(RP sent "$LOG")
 [ "$sent" -lt $((8 << 20)) ] || fail "late error: $sent bytes fetched"
 ok "a 256 MiB claim broken after 3 MB: the same JSON_SYNTAX, $sent bytes fetched in $nreq requests"
 
-ngx_clear
+ngx_settle; ngx_clear
 chk --max-json=1M "$U/claim/early.ninfer" >"$T/r.txt"
 [ "$rc" = 8 ] && grep -q JSON_TOO_LARGE "$T/r.txt" || fail "max-json: exit $rc $(cat "$T/r.txt")"
-[ "$(RP spans "$NGX_LOG" /claim/early.ninfer)" = "0-32" ] || fail "max-json fetched: $(cat "$NGX_LOG")"
+settle
+[ "$(RP spans "$LOG" /claim/early.ninfer)" = "0-32" ] || fail "max-json fetched: $(cat "$LOG")"
 ok "a claim above --max-json: JSON_TOO_LARGE, exit 8, only the header fetched"
 
 # --- a valid 3 MB directory: fetched whole, in doubling chunks, once
 RP pad "$W/mixed/mixed.ninfer" "$W/pad" 3000000
 chk --json "$W/pad/mixed.ninfer" >"$T/l.json"
-ngx_clear
+ngx_settle; ngx_clear
 chk --json "$U/pad/mixed.ninfer" >"$T/r.json"
 [ "$rc" = 0 ] || fail "padded: exit $rc $(cat "$T/r.json")"
 RP same "$T/l.json" "$T/r.json" || fail "padded: the reports differ"
 PJ=$($PY -c 'import sys; d=open(sys.argv[1],"rb").read(16); print(int.from_bytes(d[8:16],"little"))' "$W/pad/mixed.ninfer")
-spans=$(RP spans "$NGX_LOG" /pad/mixed.ninfer $((32 + PJ))) || fail "padded JSON spans: $spans"
+settle
+spans=$(RP spans "$LOG" /pad/mixed.ninfer $((32 + PJ))) || fail "padded JSON spans: $spans"
 [ "${spans%%,*}" = 0-32 ] && echo "$spans" | grep -q ',32-65568,65568-196640,' || fail "padded chunks: $spans"
 ok "a valid ${PJ}-byte directory: fetched once, in $(($(echo "$spans" | tr ',' '\n' | wc -l) - 1)) doubling chunks, the same report"
 

@@ -83,15 +83,38 @@ def same(local, remote):
     return diffs
 
 
+SETTLE = "/.nf-settle/"
+
+
 def parse_log(path):
+    """the requests of an access log, less ngx.sh's sentinels"""
     out = []
     for line in open(path, encoding="utf-8", errors="replace"):
         m = LINE.match(line.strip())
         if not m:
             raise SystemExit("unparsed log line: %r" % line)
         conn, method, target, rng, _, status, sent = m.groups()
-        out.append((method, target, rng, int(status), int(sent)))
+        if not target.startswith(SETTLE):
+            out.append((method, target, rng, int(status), int(sent)))
     return out
+
+
+def settle(url, log):
+    """every request made so far is in the log (ngx.sh's ngx_settle)"""
+    import random
+    import time
+    import urllib.error
+    import urllib.request
+    path = "%s%d" % (SETTLE, random.randrange(1 << 30))
+    try:
+        urllib.request.urlopen(url + path, timeout=5).close()
+    except urllib.error.HTTPError:
+        pass   # a 404, as it should be
+    for _ in range(250):
+        if ("GET %s " % path) in open(log, encoding="utf-8", errors="replace").read():
+            return
+        time.sleep(0.02)
+    raise SystemExit("nginx did not log the sentinel %s" % path)
 
 
 def cmd_ranges(log, urldir, d, once):
@@ -238,9 +261,11 @@ def cmd_corpus(corpus, check, www, url, log):
         mod.make(name, d)
         allowed = {"/corpus/%s/%s" % (name, f) for f in ("h.ninfer", "h.ninfer.part-0001")}
         for deep in ([], ["--deep"]):
+            settle(url, log)
             open(log, "w").close()
             loc = run_json([check, "--json"] + deep + [os.path.join(d, "h.ninfer")])
             rem = run_json([check, "--json"] + deep + ["%s/corpus/%s/h.ninfer" % (url, name)])
+            settle(url, log)
             diffs = same(loc, rem)
             asked = {t for _, t, _, _, _ in parse_log(log)}
             if asked - allowed:
