@@ -3,13 +3,14 @@
  * The status of a file changes while mounted when it is found changed or
  * removed (contract §5, issue 11), so files.json is not made once at mount:
  * each open first compares every present file with the identity it had
- * when first opened (nf_file_verify: one fstat, or a reopen of a part the
- * cache closed), and then gets the current document.  The document is
- * rebuilt only when the reader's count of changed files moved since it was
- * made, and shared by every open of that state (refcounted), so its memory
- * does not grow with the number of opens; a version no open holds any more
- * is freed, and unmount frees whatever is left (an open the kernel never
- * released included).  Served with direct I/O, st_size 0, like stats. */
+ * when first opened (the family's verify: for NInfer one fstat, or a
+ * reopen of a part the cache closed), and then gets the current document
+ * (the family's files_json).  The document is rebuilt only when the
+ * family's count of changed files moved since it was made, and shared by
+ * every open of that state (refcounted), so its memory does not grow with
+ * the number of opens; a version no open holds any more is freed, and
+ * unmount frees whatever is left (an open the kernel never released
+ * included).  Served with direct I/O, st_size 0, like stats. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 
 struct nf_files_doc {
 	struct nf_files_doc *next;   /* every version alive */
-	uint64_t changes;            /* nf_files_stats().changes it was made at */
+	uint64_t changes;            /* the set's stats().changes it was made at */
 	unsigned refs;               /* opens holding it, +1 while current */
 	size_t len;
 	char *text;
@@ -63,7 +64,7 @@ static struct nf_files_doc *current(struct nf_fs *fs, uint64_t changes)
 	if (ds->current && ds->current->changes == changes)
 		return ds->current;
 	struct nf_files_doc *d = calloc(1, sizeof *d);
-	char *text = d ? nf_files_json(fs->a) : NULL;
+	char *text = d ? fs->set.ops->files_json(fs->set.arg) : NULL;
 	if (text == NULL) {
 		free(d);
 		return NULL;
@@ -83,14 +84,15 @@ static struct nf_files_doc *current(struct nf_fs *fs, uint64_t changes)
 struct nf_files_doc *nf_files_doc_open(struct nf_fs *fs, const char **text, size_t *len)
 {
 	struct nf_files_docs *ds = fs->files_docs;
-	struct nf_files_stats st;
+	const struct nf_set *set = &fs->set;
+	struct nf_set_stats st;
 
 	if (ds == NULL)
 		return NULL;
-	for (uint32_t i = 0; i < fs->a->nfiles; i++)
-		if (nf_file_status(fs->a, i, NULL) == NF_FILE_PRESENT)
-			nf_file_verify(fs->a, i);   /* a change marks it bad */
-	nf_files_stats(fs->a, &st);
+	for (uint32_t i = 0; i < set->n; i++)
+		if (set->ops->status(set->arg, i, NULL) == NF_FSTATUS_PRESENT)
+			set->ops->verify(set->arg, i);   /* a change marks it bad */
+	set->ops->stats(set->arg, &st);
 	pthread_mutex_lock(&ds->lock);
 	struct nf_files_doc *d = current(fs, st.changes);
 	if (d) {

@@ -1,9 +1,13 @@
-/* fs/main.c — ninferfs: options, validation, mount, daemonize, serve.
+/* fs/main.c — ninferfs: options, the family and the engine, mount,
+ * daemonize, serve.
  *
- *   ninferfs ENTRY MOUNTPOINT [-o opt,...] [-f] [-d] [-s]
+ *   ninferfs SOURCE MOUNTPOINT [-o opt,...] [-f] [-d] [-s]
  *
- * The artifact is opened and validated before anything is mounted; the
- * tree is built once; only then is the mount made.  Without -f the process
+ * The family (fs/family.h) is -o format=NAME's, else the first of the
+ * table below whose detect() takes the source, else the first (NInfer);
+ * it opens and validates the source before anything is mounted and builds
+ * the tree once; the engine is io_uring over the family's files
+ * (fs/engine.h); only then is the mount made.  Without -f the process
  * forks after the mount and the parent waits on a pipe until the child has
  * answered a stat of the mountpoint, so the shell's exit status says
  * whether the tree is there (see man ninferfs.1, EXIT STATUS). */
@@ -32,9 +36,13 @@ enum { KEY_HELP, KEY_VERSION, KEY_FSNAME, KEY_SUBTYPE, KEY_NUMBER };
 
 #define NF_OPT(t, f, v) {t, offsetof(struct nf_options, f), v}
 
+/* The families, the fallback first (fs/family.h). */
+static const struct nf_family *const families[] = {&nf_family_ninfer};
+#define NFAMILIES (sizeof families / sizeof families[0])
+_Static_assert(NFAMILIES <= NF_FAMILIES_MAX, "NF_FAMILIES_MAX (fs/context.h)");
+
 static const struct fuse_opt opt_spec[] = {
-	NF_OPT("decoded_dtype=%s", decoded_dtype, 0),
-	NF_OPT("max_json=%s", max_json, 0),
+	NF_OPT("format=%s", format, 0),
 	NF_OPT("lenient", lenient, 1),
 	/* numbers are parsed by number_opt(), not by fuse_opt's %u/%o, which
 	 * wrap silently (uid=4294967296 was uid 0) and take 0o22 as 0 */
@@ -65,12 +73,18 @@ static const struct fuse_opt opt_spec[] = {
 static void usage(FILE *out, const char *prog)
 {
 	fprintf(out,
-		"usage: %s ENTRY MOUNTPOINT [-o opt,...] [-f] [-d] [-s]\n"
-		"Mount the NInfer v3 artifact set whose entry file is ENTRY, read-only.\n\n"
+		"usage: %s SOURCE MOUNTPOINT [-o opt,...] [-f] [-d] [-s]\n"
+		"Mount SOURCE read-only: an NInfer v3 artifact set (SOURCE is its entry file).\n\n"
 		"ninferfs options:\n"
-		"    -o decoded_dtype=f32|bf16|f16  element type of decoded/ views (f32)\n"
+		"    -o format=NAME         what SOURCE is: ",
+		prog);
+	for (size_t i = 0; i < NFAMILIES; i++)
+		fprintf(out, "%s%s", i ? "|" : "", families[i]->name);
+	fprintf(out, " (detected)\n");
+	for (size_t i = 0; i < NFAMILIES; i++)
+		fputs(families[i]->help, out);
+	fprintf(out,
 		"    -o lenient             mount even with directory errors\n"
-		"    -o max_json=BYTES      refuse a larger JSON directory (4G; K, M, G, T)\n"
 		"    -o uring_depth=N       io_uring entries per worker thread, 1-4096 (%u)\n"
 		"    -o threads=N           FUSE worker threads, 1-1024 (%u)\n"
 		"    -o uid=N,gid=N         owner of every file, 0-4294967294 (the caller's)\n"
@@ -78,8 +92,8 @@ static void usage(FILE *out, const char *prog)
 		"    -h, --help             this help\n"
 		"    -V, --version          version\n\n"
 		"exit status: 0 mounted, 4 directory errors (refused), 8 cannot read the\n"
-		"entry, 16 usage error, 32 mount failed.  See ninferfs(1), ninferfs(5).\n",
-		prog, NF_DEFAULT_URING_DEPTH, NF_DEFAULT_THREADS);
+		"source, 16 usage error, 32 mount failed.  See ninferfs(1), ninferfs(5).\n",
+		NF_DEFAULT_URING_DEPTH, NF_DEFAULT_THREADS);
 }
 
 /* The numeric -o options, their ranges (man ninferfs.1) and bases: uid and
@@ -135,9 +149,25 @@ static int number_opt(struct nf_options *o, const char *arg)
 	return -1; /* cannot happen: opt_spec has no other KEY_NUMBER */
 }
 
+/* An option of a family's: kept in that family's block (the first each
+ * family took is remembered, to refuse it when another family mounts).
+ * 1 when no family takes it (libfuse's then), 0 taken, -1 on ENOMEM. */
+static int family_opt(struct nf_fs *fs, const char *arg)
+{
+	for (size_t i = 0; i < NFAMILIES; i++) {
+		if (families[i]->option == NULL || !families[i]->option(fs->fam_opts[i], arg))
+			continue;
+		if (fs->fam_opt_first[i] == NULL && (fs->fam_opt_first[i] = strdup(arg)) == NULL)
+			return -1;
+		return 0;
+	}
+	return 1;
+}
+
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
-	struct nf_options *o = data;
+	struct nf_fs *fs = data;
+	struct nf_options *o = &fs->opt;
 
 	(void)outargs;
 	switch (key) {
@@ -166,10 +196,10 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			o->fake = 1;
 			return 0;
 		}
-		return 1;
+		return family_opt(fs, arg);
 	case FUSE_OPT_KEY_NONOPT:
-		if (o->entry == NULL) {
-			o->entry = strdup(arg);
+		if (o->source == NULL) {
+			o->source = strdup(arg);
 			return 0;
 		}
 		return 1;
@@ -194,10 +224,10 @@ static char *opt_escape(const char *s)
 	return out;
 }
 
-static int add_default_opts(struct fuse_args *args, const struct nf_options *o, const char *entry)
+static int add_default_opts(struct fuse_args *args, const struct nf_options *o, const char *source)
 {
-	char *abs = realpath(entry, NULL);
-	char *esc = opt_escape(abs ? abs : entry), *opt = NULL;
+	char *abs = realpath(source, NULL);
+	char *esc = opt_escape(abs ? abs : source), *opt = NULL;
 	int rc = -1;
 
 	free(abs);
@@ -211,26 +241,51 @@ static int add_default_opts(struct fuse_args *args, const struct nf_options *o, 
 	return rc;
 }
 
-static int check_options(struct nf_options *o, const char *prog)
+/* The family: -o format=NAME's, else the first that detects the source,
+ * else the fallback; an option another family took is refused.  0, or -1
+ * after a message. */
+static int choose_family(struct nf_fs *fs, const char *prog)
 {
-	if (o->decoded_dtype == NULL || !strcmp(o->decoded_dtype, "f32"))
-		o->dtype = NF_DTYPE_F32;
-	else if (!strcmp(o->decoded_dtype, "bf16"))
-		o->dtype = NF_DTYPE_BF16;
-	else if (!strcmp(o->decoded_dtype, "f16"))
-		o->dtype = NF_DTYPE_F16;
-	else {
-		fprintf(stderr, "%s: decoded_dtype must be f32, bf16 or f16, not '%s'\n", prog,
-			o->decoded_dtype);
-		return -1;
+	size_t k = 0;
+
+	if (fs->opt.format) {
+		for (k = 0; k < NFAMILIES && strcmp(families[k]->name, fs->opt.format); k++)
+			;
+		if (k == NFAMILIES) {
+			fprintf(stderr, "%s: format must be one of", prog);
+			for (size_t i = 0; i < NFAMILIES; i++)
+				fprintf(stderr, "%s %s", i ? "," : "", families[i]->name);
+			fprintf(stderr, ", not '%s'\n", fs->opt.format);
+			return -1;
+		}
+	} else {
+		for (size_t i = 0; i < NFAMILIES; i++)
+			if (families[i]->detect && families[i]->detect(fs->opt.source)) {
+				k = i;
+				break;
+			}
 	}
-	o->max_json_bytes = NF_DEFAULT_MAX_JSON;
-	if (o->max_json && (nf_parse_size(o->max_json, &o->max_json_bytes) != 0 ||
-			    o->max_json_bytes == 0)) {
-		fprintf(stderr, "%s: max_json must be a positive size (e.g. 4G), not '%s'\n", prog,
-			o->max_json);
+	for (size_t i = 0; i < NFAMILIES; i++)
+		if (i != k && fs->fam_opt_first[i]) {
+			fprintf(stderr, "%s: -o %s is an option of %s sources, and %s is mounted as %s\n",
+				prog, fs->fam_opt_first[i], families[i]->name, fs->opt.source,
+				families[k]->name);
+			return -1;
+		}
+	fs->family = families[k];
+	return 0;
+}
+
+static int check_options(struct nf_fs *fs, const char *prog)
+{
+	struct nf_options *o = &fs->opt;
+
+	if (choose_family(fs, prog) < 0)
 		return -1;
-	}
+	for (size_t i = 0; i < NFAMILIES; i++)
+		if (families[i] == fs->family && families[i]->check &&
+		    families[i]->check(fs->fam_opts[i], prog) < 0)
+			return -1;
 	/* 0: not given (number_opt() refuses a 0) */
 	if (o->uring_depth == 0)
 		o->uring_depth = NF_DEFAULT_URING_DEPTH;
@@ -249,7 +304,14 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 
 	fs->opt.mount_helper = strncmp(base ? base + 1 : prog, "mount.", 6) == 0;
 	*status = NF_EXIT_USAGE;
-	if (fuse_opt_parse(args, &fs->opt, opt_spec, opt_proc) != 0)
+	for (size_t i = 0; i < NFAMILIES; i++)
+		if ((fs->fam_opts[i] = calloc(1, families[i]->opts_size ? families[i]->opts_size : 1))
+		    == NULL) {
+			fprintf(stderr, "ninferfs: out of memory\n");
+			return -1;
+		}
+	/* opt_spec's offsets are into fs->opt, its first member */
+	if (fuse_opt_parse(args, fs, opt_spec, opt_proc) != 0)
 		return -1;
 	if (fs->opt.show_help || fs->opt.show_version) {
 		if (fs->opt.show_help) {
@@ -265,15 +327,15 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 	}
 	if (fuse_parse_cmdline(args, cmd) != 0)
 		return -1;
-	if (fs->opt.entry == NULL || cmd->mountpoint == NULL) {
+	if (fs->opt.source == NULL || cmd->mountpoint == NULL) {
 		usage(stderr, prog);
 		return -1;
 	}
-	if (check_options(&fs->opt, prog) < 0)
+	if (check_options(fs, prog) < 0)
 		return -1;
-	if (add_default_opts(args, &fs->opt, fs->opt.entry) < 0)
+	if (add_default_opts(args, &fs->opt, fs->opt.source) < 0)
 		return -1;
-	/* The session is made now, before the artifact is read, because it
+	/* The session is made now, before the source is read, because it
 	 * is libfuse that knows the rest of the options: it refuses an
 	 * unknown one (-o bogus, --bogus) here, naming it, and that is a
 	 * usage error (exit 16), not a failed mount. */
@@ -285,156 +347,56 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 	return 0;
 }
 
-/* Open and validate; returns an exit status (0: go on). */
-static int open_artifact(struct nf_fs *fs, int argc, char **argv)
+/* Open and validate the source with the family; returns an exit status
+ * (0: go on). */
+static int open_source(struct nf_fs *fs, int argc, char **argv)
 {
-	const char *entry = fs->opt.entry;
-	struct nf_report *r = &fs->report;
-	int rc;
+	const struct nf_family *fam = fs->family;
+	struct nf_mount m = {.fs = fs, .source = fs->opt.source, .lenient = fs->opt.lenient,
+			     .argc = argc, .argv = argv};
+	struct nf_opened out;
+	int status = NF_EXIT_ENTRY;
 
-	/* uses.json is made on open (nf_uses_json), not kept: for a large set
-	 * it is the largest text of the model after the JSON itself */
-	struct nf_open_opts oo = {.flags = NF_OPEN_LAZY_USES_JSON, .max_json = fs->opt.max_json_bytes};
-	rc = nf_artifact_open_opts(entry, &oo, r, &fs->a);
-	if (rc < 0 || fs->a == NULL) {
-		size_t dir_errors = nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY);
-		struct stat st;
-
-		nf_report_print_text(stderr, r, NULL, entry);
-		/* a header or JSON the reader rejects is a directory error: the
-		 * entry was read, it is refused (there is no model to mount,
-		 * even with -o lenient) */
-		if (dir_errors) {
-			fprintf(stderr, "ninferfs: %s: refused: %zu directory error%s (its header or "
-					"JSON cannot be read as an artifact, even with -o lenient)\n",
-				entry, dir_errors, dir_errors == 1 ? "" : "s");
-			return NF_EXIT_DIRECTORY;
-		}
-		if (rc == -EINVAL && stat(entry, &st) == 0 && !S_ISREG(st.st_mode))
-			fprintf(stderr, "ninferfs: cannot read %s: not a regular file\n", entry);
-		else
-			fprintf(stderr, "ninferfs: cannot read %s: %s\n", entry,
-				strerror(rc < 0 ? -rc : EIO));
+	memset(&out, 0, sizeof out);
+	for (size_t i = 0; i < NFAMILIES; i++)
+		if (families[i] == fam)
+			status = fam->open(&m, fs->fam_opts[i], &out);
+	if (status != NF_EXIT_OK)
+		return status;
+	fs->fam = out.state;
+	fs->fam_errors = out.errors;
+	fs->fam_warnings = out.warnings;
+	fs->set = out.set;
+	fs->mtime = out.mtime;
+	if (nf_extents_check(&fs->set.extents) < 0 || fs->set.extents.n != fs->set.n) {
+		fprintf(stderr, "ninferfs: %s: the %s family's files do not join (extent table)\n",
+			fs->opt.source, fam->name);
 		return NF_EXIT_ENTRY;
 	}
-	nf_artifact_check_files(fs->a, r);
-	if (nf_report_has_code(r, "FILE_OPEN_LIMIT")) {
-		/* not even one part could get a descriptor: operational (issue 11) */
-		nf_report_print_text(stderr, r, fs->a, entry);
-		fprintf(stderr, "ninferfs: %s: no descriptor left to open its parts: not mounted "
-				"(raise ulimit -n)\n", entry);
-		return NF_EXIT_ENTRY;
-	}
-	if (!fs->a->directory_ok && !fs->opt.lenient) {
-		size_t dir_errors = nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY);
-
-		nf_report_print_text(stderr, r, fs->a, entry);
-		fprintf(stderr, "ninferfs: %s: refused: %zu directory error%s (-o lenient mounts what "
-				"is consistent)\n", entry, dir_errors, dir_errors == 1 ? "" : "s");
-		return NF_EXIT_DIRECTORY;
-	}
-	if (r->count > 0)
-		nf_report_print_text(stderr, r, fs->a, entry);
-	fs->validation_json = nf_report_to_json(r, fs->a, entry, "ninferfs", argc, argv);
-	if (fs->validation_json == NULL || nf_files_doc_init(fs) < 0) {
+	if (nf_files_doc_init(fs) < 0 || nf_set_init(fs) < 0) {
 		fprintf(stderr, "ninferfs: out of memory\n");
 		return NF_EXIT_ENTRY;
 	}
-	/* Nothing reads the JSON text from here on (artifact.json and
-	 * uses.json are read from the entry when opened; uses.json's size was
-	 * counted while reading): on a large set it is a third of the memory,
-	 * so it goes before the tree is built, the daemon's peak. */
-	nf_artifact_drop_json_text(fs->a);
-	return 0;
+	return NF_EXIT_OK;
 }
 
-/* The sizes of the files made on open: uses.json (when the reader did not
- * keep it), counted without making it, and model.safetensors by building
- * its header, which is kept. */
-struct sizes_job {
-	struct nf_fs *fs;
-	int uses_rc, st_rc;
-};
-
-static void *sizes_run(void *arg)
-{
-	struct sizes_job *job = arg;
-	struct nf_fs *fs = job->fs;
-
-	if (fs->a->uses_json == NULL)
-		job->uses_rc = nf_uses_json_size(fs->a, &fs->uses_bytes);
-	job->st_rc = nf_safetensors_build(&fs->st, fs->a, fs->opt.dtype);
-	return NULL;
-}
-
-/* Everything the daemon needs besides the session. */
+/* Everything the daemon needs besides the session: the engine, the tree,
+ * the watch.  0, or -EEXIST (two records, one path: exit 4) or -errno. */
 static int prepare(struct nf_fs *fs)
 {
-	char err[2048] = "";
-	struct stat st;
 	int rc;
 
-	fs->fds = calloc(fs->a->nfiles, sizeof *fs->fds);
-	fs->files = calloc(fs->a->nfiles, sizeof *fs->files);
-	if (fs->fds == NULL || fs->files == NULL)
-		return -ENOMEM;
-	/* Fixed files when the reader's open-file cache holds every part:
-	 * each file is acquired now and held until unmount, so its descriptor
-	 * never changes and the rings register it once.  Otherwise the rings
-	 * take plain descriptors that each read acquires (readpath.c). */
-	struct nf_files_stats fst;
-	nf_files_stats(fs->a, &fst);
-	fs->fixed_files = fs->a->nfiles <= 1 || fs->a->nfiles - 1 <= fst.open_max;
-	for (uint32_t i = 0; i < fs->a->nfiles; i++) {
-		int fd = fs->fixed_files ? nf_file_acquire(fs->a, i) : -1;
-		if (fd == -EMFILE || fd == -ENFILE)
-			fs->fixed_files = false;   /* let go of them all below */
-		fs->fds[i] = fd >= 0 ? fd : -1;
-		if (__builtin_add_overflow(fs->set_bytes, fs->a->files[i].file_bytes, &fs->set_bytes))
-			fs->set_bytes = UINT64_MAX;
+	rc = nf_engine_uring_open(&fs->engine, fs);
+	if (rc < 0) {
+		fprintf(stderr, "ninferfs: cannot start the read engine: %s\n", strerror(-rc));
+		return rc;
 	}
-	for (uint32_t i = 0; !fs->fixed_files && i < fs->a->nfiles; i++) {
-		if (fs->fds[i] >= 0)
-			nf_file_release(fs->a, i);
-		fs->fds[i] = -1;
-	}
-	if (stat(fs->opt.entry, &st) == 0)
-		fs->mtime = st.st_mtim;
 	fs->uid = fs->opt.has_uid ? fs->opt.uid : getuid();
 	fs->gid = fs->opt.has_gid ? fs->opt.gid : getgid();
 	fs->umask = fs->opt.has_umask ? fs->opt.umask : 0;
-	/* The generated files' sizes are made on the other core while the
-	 * tree is built: both only read the model (issue 6: mount time). */
-	struct sizes_job job = {.fs = fs};
-	pthread_t side;
-	bool threaded = pthread_create(&side, NULL, sizes_run, &job) == 0;
-	if (!threaded)
-		sizes_run(&job);
-	struct nf_tree_docs docs = {.validation_json = fs->validation_json,
-				    .dtype = fs->opt.dtype,
-				    .safetensors = true};
-	rc = nf_tree_build(&fs->tree, fs->a, &docs, err, sizeof err);
-	if (threaded)
-		pthread_join(side, NULL);
-	if (job.st_rc == 0)
-		fs->has_st = true;
-	if (rc == -EEXIST) {
-		/* two records, one path (man ninferfs.5, NAMES): exit 4 */
-		fprintf(stderr, "ninferfs: %s: not mounted: %s\n", fs->opt.entry, err);
+	rc = fs->family->build(fs->fam, &fs->tree);   /* says why itself */
+	if (rc < 0)
 		return rc;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "ninferfs: cannot build the tree: %s\n", err);
-		return rc;
-	}
-	if (job.st_rc < 0 || job.uses_rc < 0) {
-		fprintf(stderr, "ninferfs: cannot build %s: %s\n",
-			job.st_rc < 0 ? "model.safetensors" : "uses.json",
-			strerror(job.st_rc < 0 ? -job.st_rc : -job.uses_rc));
-		return job.st_rc < 0 ? job.st_rc : job.uses_rc;
-	}
-	nf_tree_set_size(&fs->tree, fs->tree.uses_node, fs->uses_bytes);
-	nf_tree_set_size(&fs->tree, fs->tree.st_node, fs->st.size);
 	if (nf_watch_init(fs) < 0)
 		fprintf(stderr, "ninferfs: no watch of changed files: reads still notice them\n");
 	return 0;
@@ -480,15 +442,13 @@ static void *ready_thread(void *p)
 		       strerror(errno));
 		status = NF_EXIT_MOUNT;
 	} else {
-		const struct nf_report *r = &ra->fs->report;
-		size_t errs = nf_report_count(r, NF_SEV_ERROR, -1);
-		size_t warns = nf_report_count(r, NF_SEV_WARNING, -1);
+		size_t errs = ra->fs->fam_errors, warns = ra->fs->fam_warnings;
 
 		raise_readahead(ra->fs, st.st_dev);
 		if (errs || warns)
 			nf_log(ra->fs, errs ? LOG_ERR : LOG_WARNING,
 			       "%s mounted on %s with %zu errors and %zu warnings (see validation.json)",
-			       ra->fs->opt.entry, ra->mountpoint, errs, warns);
+			       ra->fs->opt.source, ra->mountpoint, errs, warns);
 	}
 	/* A failure is told only after the unmount (run_session), so that a
 	 * shell that sees the non-zero status never finds the mount there. */
@@ -623,19 +583,21 @@ static void fs_free(struct nf_fs *fs)
 	/* open files the kernel never released (a signal ended the session) */
 	nf_handles_free(fs);
 	nf_watch_stop(fs);   /* only when run_session did not (a failed start) */
+	if (fs->engine.ops)
+		fs->engine.ops->close(fs->engine.state);   /* its holds on the files */
 	nf_tree_free(&fs->tree);
-	if (fs->has_st)
-		nf_safetensors_free(&fs->st);
-	free(fs->fds);
-	free(fs->files);
-	free(fs->validation_json);
 	nf_files_doc_free_all(fs);
-	if (fs->a)
-		nf_artifact_close(fs->a);
-	nf_report_free(&fs->report);
-	free(fs->opt.entry);
-	free(fs->opt.decoded_dtype);
-	free(fs->opt.max_json);
+	nf_set_free(fs);
+	if (fs->fam)
+		fs->family->close(fs->fam);
+	for (size_t i = 0; i < NFAMILIES; i++) {
+		if (fs->fam_opts[i] && families[i]->opts_free)
+			families[i]->opts_free(fs->fam_opts[i]);
+		free(fs->fam_opts[i]);
+		free(fs->fam_opt_first[i]);
+	}
+	free(fs->opt.source);
+	free(fs->opt.format);
 }
 
 int main(int argc, char **argv)
@@ -651,22 +613,17 @@ int main(int argc, char **argv)
 	 * the system; glibc's dynamic threshold would move them to the heap
 	 * after the first big free (issue 6: peak RSS at mount). */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-	nf_raise_fd_limit();   /* sets with many parts (issue 11) */
 	memset(&fs, 0, sizeof fs);
 	memset(&cmd, 0, sizeof cmd);
 	fs.foreground = true;   /* stderr until daemonized */
-	nf_report_init(&fs.report);
 	if (parse_args(&fs, &args, &cmd, &se, &status) < 0)
 		goto out;
 	if (fs.opt.fake) {
 		status = NF_EXIT_OK;
 		goto out;
 	}
-	nf_guard_mapped_json(true);   /* until open_artifact() drops the mapped JSON */
-	if ((status = open_artifact(&fs, argc, argv)) != 0)
+	if ((status = open_source(&fs, argc, argv)) != 0)
 		goto out;
-	nf_guard_mapped_json(false);
-	status = NF_EXIT_ENTRY;
 	if ((status = prepare(&fs)) < 0) {
 		status = status == -EEXIST ? NF_EXIT_DIRECTORY : NF_EXIT_ENTRY;
 		goto out;

@@ -1,8 +1,10 @@
 /* fs/ops.c — the FUSE low-level operations.
  *
- * Lookups, getattr and readdir only read the immutable tree; reads go
- * through the views (readpath.c); everything that would change the tree
- * answers EROFS. */
+ * Lookups, getattr and readdir only read the immutable tree; reads of the
+ * generic view kinds go through readpath.c, those of family kinds to the
+ * family (fs/family.h), and so do extended attributes; SEEK_DATA and
+ * SEEK_HOLE are answered from the views' pieces (fs/view.c); everything
+ * that would change the tree answers EROFS. */
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
@@ -13,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "fs/attrs.h"
 #include "fs/context.h"
 
 static struct nf_fs *fs_of(fuse_req_t req)
@@ -44,13 +48,18 @@ static void fill_stat(const struct nf_fs *fs, uint32_t idx, struct stat *st)
 	}
 	st->st_mode = S_IFREG | (0444 & ~fs->umask);
 	st->st_nlink = 1;
-	st->st_size = n->kind == NF_VIEW_STATS || n->kind == NF_VIEW_FILES ? 0 : (off_t)n->size;
+	st->st_size = (off_t)nf_view_st_size(n->kind, n->size);
 	st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
 }
 
 static double attr_timeout(const struct nf_node *n)
 {
-	return n->role == NF_ROLE_STATS ? 0.0 : NF_TIMEOUT;
+	return !n->is_dir && n->kind == NF_VIEW_STATS ? 0.0 : NF_TIMEOUT;
+}
+
+static bool family_kind(const struct nf_node *n)
+{
+	return !n->is_dir && n->kind >= NF_VIEW_FAMILY && n->kind != NF_NODE_SPAN;
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -197,18 +206,19 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	list_dir(req, ino, size, off, true);
 }
 
-/* What an open of a generated file holds (fs/handles.c). */
-static void release_handle(struct nf_fs *fs, const struct nf_node *node,
+/* What an open of a generated file holds (fs/handles.c, files_doc.c, a
+ * family's document). */
+static void release_handle(struct nf_fs *fs, const struct nf_node *node, uint32_t idx,
 			   const struct fuse_file_info *fi)
 {
 	if (fi->fh == 0 || node->is_dir)
 		return;
 	if (node->kind == NF_VIEW_STATS)
 		nf_snap_close(fs, (struct nf_snap *)(uintptr_t)fi->fh);
-	else if (node->kind == NF_VIEW_USES)
-		nf_uses_release(fs);
 	else if (node->kind == NF_VIEW_FILES)
 		nf_files_doc_close(fs, (struct nf_files_doc *)(uintptr_t)fi->fh);
+	else if (family_kind(node) && fs->family->release_doc)
+		fs->family->release_doc(fs->fam, idx, (const char *)(uintptr_t)fi->fh);
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -232,12 +242,16 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return (void)fuse_reply_err(req, -rc);
 		fi->fh = (uint64_t)(uintptr_t)snap;
 		fi->direct_io = 1; /* size known only now: st_size stays 0 */
-	} else if (node->kind == NF_VIEW_USES) {
-		const char *doc;
-		int rc = nf_uses_acquire(fs, node->size, &doc);
-		if (rc < 0) /* EIO: the entry was cut since the mount */
+	} else if (family_kind(node) && fs->family->open_doc) {
+		/* a document the family makes now (NInfer: uses.json), or a
+		 * view it reads (0 keeps fh 0) */
+		const char *doc = NULL;
+		struct nf_view v;
+		nf_tree_view(&fs->tree, (uint32_t)n, &v);
+		int rc = fs->family->open_doc(fs->fam, (uint32_t)n, &v, &doc);
+		if (rc < 0)
 			return (void)fuse_reply_err(req, -rc);
-		fi->fh = (uint64_t)(uintptr_t)doc;
+		fi->fh = rc == 0 ? (uint64_t)(uintptr_t)doc : 0;
 		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
 	} else if (node->kind == NF_VIEW_FILES) {
 		const char *text;
@@ -253,7 +267,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
 	}
 	if (fuse_reply_open(req, fi) != 0)
-		release_handle(fs, node, fi);
+		release_handle(fs, node, (uint32_t)n, fi);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -262,7 +276,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	int64_t n = node_of(fs, ino);
 
 	if (n >= 0)
-		release_handle(fs, &fs->tree.nodes[n], fi);
+		release_handle(fs, &fs->tree.nodes[n], (uint32_t)n, fi);
 	fuse_reply_err(req, 0);
 }
 
@@ -275,9 +289,9 @@ static void reply_memory(fuse_req_t req, const char *mem, uint64_t size, size_t 
 	fuse_reply_buf(req, mem + off, len);
 }
 
-/* PIECES, DECODED, SAFETENSORS and ENTRY views: built in the thread's buffer. */
-static void read_view(fuse_req_t req, struct nf_fs *fs, const struct nf_view *v, size_t len,
-			off_t off)
+/* PIECES, FILE and family views: built in the thread's buffer. */
+static void read_view(fuse_req_t req, struct nf_fs *fs, uint32_t node, const struct nf_view *v,
+		      size_t len, off_t off)
 {
 	struct nf_thread *th = nf_thread_get(fs);
 	int rc;
@@ -295,14 +309,16 @@ static void read_view(fuse_req_t req, struct nf_fs *fs, const struct nf_view *v,
 		th->buf = b;
 		th->bufcap = len;
 	}
-	if (v->kind == NF_VIEW_PIECES)
+	if (v->kind == NF_VIEW_PIECES) {
 		rc = nf_read_pieces(fs, th, v, (uint64_t)off, len, th->buf);
-	else if (v->kind == NF_VIEW_DECODED)
-		rc = nf_read_decoded(fs, th, v, (uint64_t)off, len, th->buf);
-	else if (v->kind == NF_VIEW_ENTRY)
-		rc = nf_read_entry_bytes(fs, th, v, (uint64_t)off, len, th->buf);
-	else
-		rc = nf_read_safetensors(fs, th, (uint64_t)off, len, th->buf);
+	} else if (v->kind == NF_VIEW_FILE) {
+		rc = nf_read_file(fs, th, v, (uint64_t)off, len, th->buf);
+	} else if (len == 0) {
+		rc = 0;
+	} else {
+		struct nf_rd rd = {.fs = fs, .th = th};
+		rc = fs->family->read(fs->fam, &rd, node, v, (uint64_t)off, len, th->buf);
+	}
 	if (rc < 0)
 		return (void)fuse_reply_err(req, -rc);
 	atomic_fetch_add(&fs->bytes, len);
@@ -351,21 +367,21 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		const struct nf_snap *s = (const struct nf_snap *)(uintptr_t)fi->fh;
 		return read_snapshot(req, fs, s ? s->text : NULL, s ? s->len : 0, size, off);
 	}
-	case NF_VIEW_USES:
-		return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
-				     fi->fh ? (size_t)v->size : 0, size, off);
 	case NF_VIEW_FILES: {
 		size_t len;
 		const char *text = nf_files_doc_text((struct nf_files_doc *)(uintptr_t)fi->fh, &len);
 		return read_snapshot(req, fs, text, len, size, off);
 	}
 	case NF_VIEW_PIECES:
-	case NF_VIEW_DECODED:
-	case NF_VIEW_SAFETENSORS:
-	case NF_VIEW_ENTRY:
-		return read_view(req, fs, v, size, off);
+	case NF_VIEW_FILE:
+		return read_view(req, fs, (uint32_t)n, v, size, off);
 	default:
-		return (void)fuse_reply_err(req, EISDIR);
+		if (v->kind < NF_VIEW_FAMILY)
+			return (void)fuse_reply_err(req, EISDIR);
+		if (fi->fh)   /* a document the family made at open */
+			return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
+					     (size_t)v->size, size, off);
+		return read_view(req, fs, (uint32_t)n, v, size, off);
 	}
 }
 
@@ -377,7 +393,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	(void)ino;
 	memset(&sv, 0, sizeof sv);
 	sv.f_bsize = sv.f_frsize = 4096;
-	sv.f_blocks = (fsblkcnt_t)((fs->set_bytes + 4095) / 4096);
+	sv.f_blocks = (fsblkcnt_t)((fs->set.bytes + 4095) / 4096);
 	sv.f_files = fs->tree.nnodes;
 	sv.f_namemax = 255;
 	sv.f_flag = ST_RDONLY;
@@ -406,9 +422,22 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 	if (n < 0)
 		return (void)fuse_reply_err(req, ENOENT);
-	rc = nf_xattr_get(fs, (uint32_t)n, name, &val, &len);
+	/* Only the user namespace exists here.  ENOTSUP for the others (no
+	 * ACLs, no security labels) is what lets ls -l, cp -a and friends
+	 * mark the whole device as unsupported after one probe instead of
+	 * asking for security.selinux and system.posix_acl_* on every entry:
+	 * each probe is a round trip to this daemon, as FUSE does not cache
+	 * xattrs. */
+	if (strncmp(name, "user.", 5) != 0)
+		return (void)fuse_reply_err(req, EOPNOTSUPP);
+	rc = fs->family->xattr_get ? fs->family->xattr_get(fs->fam, (uint32_t)n, name, &val, &len)
+				   : -ENODATA;
 	if (rc < 0)
 		return (void)fuse_reply_err(req, -rc);
+	if (len > NF_XATTR_VALUE_MAX) {   /* a family keeps within it (fs/attrs.h) */
+		free(val);
+		return (void)fuse_reply_err(req, E2BIG);
+	}
 	reply_sized(req, val, len, size);
 }
 
@@ -422,10 +451,38 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	if (n < 0)
 		return (void)fuse_reply_err(req, ENOENT);
-	rc = nf_xattr_list(fs, (uint32_t)n, &val, &len);
+	if (fs->family->xattr_list == NULL)
+		return (void)reply_sized(req, NULL, 0, size);
+	rc = fs->family->xattr_list(fs->fam, (uint32_t)n, &val, &len);
 	if (rc < 0)
 		return (void)fuse_reply_err(req, -rc);
 	reply_sized(req, val, len, size);
+}
+
+/* SEEK_DATA / SEEK_HOLE (the kernel does SEEK_SET, SEEK_CUR and SEEK_END
+ * itself): PIECES views from their pieces, zero pieces being holes (a
+ * calbin device image is mostly holes); other files are data throughout. */
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct nf_fs *fs = fs_of(req);
+	int64_t n = node_of(fs, ino), at;
+	struct nf_view v;
+
+	(void)fi;
+	if (n < 0)
+		return (void)fuse_reply_err(req, ENOENT);
+	if (fs->tree.nodes[n].is_dir)
+		return (void)fuse_reply_err(req, EISDIR);
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return (void)fuse_reply_err(req, EINVAL);
+	if (off < 0)
+		return (void)fuse_reply_err(req, ENXIO);
+	nf_tree_view(&fs->tree, (uint32_t)n, &v);
+	at = nf_view_seek(&v, (uint64_t)off, whence == SEEK_DATA);
+	if (at < 0)
+		return (void)fuse_reply_err(req, (int)-at);
+	fuse_reply_lseek(req, (off_t)at);
 }
 
 /* Everything that would change the tree. */
@@ -511,6 +568,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.statfs = op_statfs,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
+	.lseek = op_lseek,
 	.setattr = op_setattr,
 	.mknod = op_mknod,
 	.mkdir = op_mkdir,

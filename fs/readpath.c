@@ -1,44 +1,34 @@
-/* fs/readpath.c — view -> logical payload spans -> range map -> ring.
+/* fs/readpath.c — views -> logical spans -> extent map -> the engine.
  *
  * A read of a PIECES view turns the requested file range into the pieces
- * it touches; zero pieces are filled in memory, payload pieces go through
- * nf_range_map() (the only code that knows how files join) and every
- * resulting segment is read by the thread's ring straight into the reply
- * buffer, all segments submitted together.
- *
- * Every file a read needs is acquired from the reader first (issue 11):
- * that checks it is still the file first opened (contract §5: a part
- * changed or removed fails the reads that need it) and, when the set has
- * more parts than the open-file cache holds, keeps its descriptor open
- * until the read is done. */
+ * it touches; zero pieces are filled in memory, the others are spans of
+ * the set's logical space, cut into file segments by the extent map the
+ * family gave (io/extent.h: the only code that knows how files join), and
+ * every segment is read by this thread's engine state straight into the
+ * reply buffer, all of one request in one engine read.  A FILE view is one
+ * segment of its file.  A family's read queues its spans the same way
+ * (nf_rd_queue) and runs them at once (nf_rd_run).  Every segment read is
+ * counted on its file, and a file's first failure logged (set.c). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fs/context.h"
-#include "fs/decoded.h"
 
 struct nf_thread *nf_thread_get(struct nf_fs *fs)
 {
 	struct nf_thread *th = pthread_getspecific(fs->thread_key);
-	int rc;
 
 	if (th)
 		return th;
 	th = calloc(1, sizeof *th);
 	if (th == NULL)
 		return NULL;
-	/* fixed files when every part stays open (fs->fds); otherwise each read
-	 * sets the slots of the files it holds (see run_ios) */
-	rc = fs->fixed_files ? nf_ring_new(&th->ring, fs->opt.uring_depth, fs->fds, fs->a->nfiles)
-			     : nf_ring_new_plain(&th->ring, fs->opt.uring_depth, fs->a->nfiles);
-	if (rc < 0) {
-		nf_log(fs, LOG_WARNING, "io_uring unavailable (%s): reading with pread", strerror(-rc));
-		th->ring = NULL;
+	th->engine = &fs->engine;
+	if (fs->engine.ops->thread_new(fs->engine.state, &th->eng) < 0) {
+		free(th);
+		return NULL;
 	}
 	if (pthread_setspecific(fs->thread_key, th) != 0) {
 		nf_thread_free(th);
@@ -53,11 +43,10 @@ void nf_thread_free(void *p)
 
 	if (th == NULL)
 		return;
-	nf_ring_free(th->ring);
+	th->engine->ops->thread_free(th->eng);
 	free(th->buf);
 	free(th->segs);
 	free(th->ios);
-	free(th->held);
 	free(th);
 }
 
@@ -96,18 +85,18 @@ static uint32_t piece_at(const struct nf_piece *pc, uint32_t count, uint64_t off
 	return lo;
 }
 
-/* Map one payload span to ios appended at th->ios[*nios...]. */
+/* Map one logical span to ios appended at th->ios[*nios...]. */
 static int queue_span(struct nf_fs *fs, struct nf_thread *th, uint64_t logical, uint64_t length,
 		      char *dst, size_t *nios)
 {
-	ssize_t n = nf_range_map(fs->a, logical, length, th->segs, th->segcap);
+	ssize_t n = nf_extents_map(&fs->set.extents, logical, length, th->segs, th->segcap);
 
 	if (n > (ssize_t)th->segcap) {
 		size_t cap = th->segcap;
 		if (grow((void **)&th->segs, &cap, (size_t)n, sizeof *th->segs) < 0)
 			return -ENOMEM;
 		th->segcap = cap;
-		n = nf_range_map(fs->a, logical, length, th->segs, th->segcap);
+		n = nf_extents_map(&fs->set.extents, logical, length, th->segs, th->segcap);
 	}
 	if (n < 0)
 		return (int)n;
@@ -121,164 +110,36 @@ static int queue_span(struct nf_fs *fs, struct nf_thread *th, uint64_t logical, 
 	return 0;
 }
 
-/* The descriptor of a file this read holds, or -1. */
-static int held_fd(const struct nf_thread *th, uint32_t f)
+/* What this thread's engine counted since its last read, into the stats. */
+static void add_engine_stats(struct nf_fs *fs, struct nf_thread *th)
 {
-	for (size_t k = 0; k < th->nheld; k++)
-		if (th->held[k].file == f)
-			return th->held[k].fd;
-	return -1;
-}
+	const struct nf_engine_ops *ops = fs->engine.ops;
+	uint64_t now[NF_ENGINE_STATS_MAX];
 
-/* Acquire file f for this read (once per read): its fd, or -errno. */
-static int hold(struct nf_fs *fs, struct nf_thread *th, uint32_t f)
-{
-	int fd = held_fd(th, f);
-
-	if (fd >= 0)
-		return fd;
-	if (grow((void **)&th->held, &th->heldcap, th->nheld + 1, sizeof *th->held) < 0)
-		return -ENOMEM;
-	fd = nf_file_acquire(fs->a, f);
-	if (fd < 0)
-		return fd;
-	if (!fs->fixed_files && th->ring)
-		nf_ring_set_fd(th->ring, f, fd);   /* a plain ring: no system call */
-	th->held[th->nheld++] = (struct nf_held){f, fd};
-	return fd;
-}
-
-static void release_held(struct nf_fs *fs, struct nf_thread *th)
-{
-	for (size_t k = 0; k < th->nheld; k++) {
-		if (!fs->fixed_files && th->ring)
-			nf_ring_set_fd(th->ring, th->held[k].file, -1);
-		nf_file_release(fs->a, th->held[k].file);
-	}
-	th->nheld = 0;
-}
-
-/* Without a ring (io_uring refused): plain pread, same rules. */
-static int read_sync(struct nf_thread *th, struct nf_io *ios, size_t n)
-{
-	int first = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		uint64_t done = 0;
-		int fd = held_fd(th, ios[i].file);
-
-		ios[i].result = fd < 0 ? -EBADF : 0;
-		while (fd >= 0 && done < ios[i].length) {
-			ssize_t got = pread(fd, (char *)ios[i].dst + done, ios[i].length - done,
-					    (off_t)(ios[i].offset + done));
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0) {
-				ios[i].result = got < 0 ? -errno : -EIO;
-				break;
-			}
-			done += (uint64_t)got;
-		}
-		if (ios[i].result && !first)
-			first = ios[i].result;
-	}
-	return first;
-}
-
-static void add_ring_stats(struct nf_fs *fs, struct nf_thread *th)
-{
-	struct nf_ring_stats now;
-
-	if (th->ring == NULL)
+	if (ops->nstats == 0)
 		return;
-	nf_ring_stats(th->ring, &now);
-	atomic_fetch_add(&fs->submissions, now.submissions - th->last.submissions);
-	atomic_fetch_add(&fs->sqes, now.sqes - th->last.sqes);
-	atomic_fetch_add(&fs->short_reads, now.short_reads - th->last.short_reads);
-	th->last = now;
-}
-
-/* Per-file counters; the first error on a file is logged, later ones not. */
-static void account(struct nf_fs *fs, const struct nf_io *ios, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint32_t f = ios[i].file;
-		struct nf_file_counters *c;
-
-		if (f >= fs->a->nfiles)
-			continue;
-		c = &fs->files[f];
-		atomic_fetch_add(&c->reads, 1);
-		if (ios[i].result == 0) {
-			atomic_fetch_add(&c->bytes, ios[i].length);
-			continue;
-		}
-		atomic_fetch_add(&c->errors, 1);
-		const char *path = fs->a->files[f].path ? fs->a->files[f].path : fs->a->entry_name;
-		if (ios[i].result == -EMFILE || ios[i].result == -ENFILE) {
-			/* a limit of this run, not of the file: logged once a mount */
-			if (!atomic_exchange(&fs->limit_logged, true))
-				nf_log(fs, LOG_ERR, "cannot open %s (files[%u]) now: %s, every descriptor "
-				       "is held by reads in flight; that read fails with EIO (raise "
-				       "ulimit -n)", path, f, strerror(-ios[i].result));
-			continue;
-		}
-		if (!atomic_exchange(&c->logged, true)) {
-			const char *reason = NULL;
-			if (nf_file_status(fs->a, f, &reason) == NF_FILE_BAD && reason)
-				nf_log(fs, LOG_ERR, "cannot read files[%u]: %s; reads touching it fail "
-				       "with EIO", f, reason);
-			else
-				nf_log(fs, LOG_ERR, "cannot read %s (files[%u]): %s; reads touching it "
-				       "fail with EIO", path, f,
-				       ios[i].result == -EBADF || ios[i].result == -ENOENT
-					       ? "file missing or bad" : strerror(-ios[i].result));
-		}
+	ops->stats(th->eng, now);
+	for (unsigned k = 0; k < ops->nstats; k++) {
+		atomic_fetch_add(&fs->engine_stats[k], now[k] - th->last[k]);
+		th->last[k] = now[k];
 	}
 }
 
-/* Issue ios [from, to) with the files held, count and log them, and let
- * the files go.  0 or -EIO. */
-static int run_batch(struct nf_fs *fs, struct nf_thread *th, size_t from, size_t to)
-{
-	struct nf_io *ios = th->ios + from;
-	size_t n = to - from;
-	int rc = n == 0 ? 0 : th->ring ? nf_ring_read(th->ring, ios, n) : read_sync(th, ios, n);
-
-	add_ring_stats(fs, th);
-	account(fs, ios, n);
-	release_held(fs, th);
-	return rc < 0 ? -EIO : 0;
-}
-
-/* Run the ios queued in th->ios: the one place reads are issued, counted
+/* Read the ios queued in th->ios: the one place reads are issued, counted
  * and logged.  Contract §5: a file truncated, overwritten, touched or
- * removed while mounted fails the reads that touch it: nf_file_acquire
- * compares it with the identity it had when first opened (a removal would
- * not show otherwise: the descriptor keeps the old inode alive).  When
- * every descriptor the process may have is held (EMFILE with files of this
- * read held), the ios queued so far are done first.  Returns 0 or -EIO. */
+ * removed while mounted fails the reads that touch it (the engine acquires
+ * every file through the family, which compares it with what it first
+ * opened).  Returns 0 or -EIO. */
 static int run_ios(struct nf_fs *fs, struct nf_thread *th, size_t nios)
 {
-	size_t from = 0;
+	int rc;
 
-	for (size_t i = 0; i < nios; i++) {
-		int fd = hold(fs, th, th->ios[i].file);
-
-		if ((fd == -EMFILE || fd == -ENFILE) && th->nheld > 0) {
-			if (run_batch(fs, th, from, i) < 0)
-				return -EIO;
-			from = i;
-			fd = hold(fs, th, th->ios[i].file);
-		}
-		if (fd < 0) {
-			th->ios[i].result = fd;
-			account(fs, &th->ios[i], 1);
-			release_held(fs, th);
-			return -EIO;
-		}
-	}
-	return run_batch(fs, th, from, nios);
+	if (nios == 0)
+		return 0;
+	rc = fs->engine.ops->read(th->eng, th->ios, nios);
+	add_engine_stats(fs, th);
+	nf_set_account(fs, th->ios, nios);
+	return rc < 0 ? -EIO : 0;
 }
 
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
@@ -312,15 +173,20 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view 
 	return 0;
 }
 
-int nf_read_entry_bytes(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v,
-			uint64_t off, size_t len, char *out)
+int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
+		 size_t len, char *out)
 {
+	uint64_t at;
+
 	if (len == 0)
 		return 0;
 	if (grow((void **)&th->ios, &th->iocap, 1, sizeof *th->ios) < 0)
 		return -ENOMEM;
-	th->ios[0] = (struct nf_io){.file = 0, .offset = v->file_offset + off, .length = len,
-				    .dst = out};
+	if (v->file >= fs->set.n || __builtin_add_overflow(v->file_offset, off, &at)) {
+		atomic_fetch_add(&fs->errors, 1);
+		return -EIO;
+	}
+	th->ios[0] = (struct nf_io){.file = v->file, .offset = at, .length = len, .dst = out};
 	if (run_ios(fs, th, 1) < 0) {
 		atomic_fetch_add(&fs->errors, 1);
 		return -EIO;
@@ -328,61 +194,20 @@ int nf_read_entry_bytes(struct nf_fs *fs, struct nf_thread *th, const struct nf_
 	return 0;
 }
 
-int nf_fetch_spans(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
-		   uint8_t *const *bufs)
+int nf_rd_queue(struct nf_rd *rd, uint64_t logical, uint64_t length, void *dst)
 {
-	struct nf_fetch_arg *fa = arg;
-	const struct nf_object *o;
-	size_t nios = 0;
-	int rc;
-
-	if (object >= fa->fs->a->nobjects)
-		return -EINVAL;
-	o = &fa->fs->a->objects[object];
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t lo;
-
-		if (spans[i].offset > o->bytes || spans[i].length > o->bytes - spans[i].offset ||
-		    __builtin_add_overflow(o->offset, spans[i].offset, &lo))
-			return -EINVAL;
-		rc = queue_span(fa->fs, fa->th, lo, spans[i].length, (char *)bufs[i], &nios);
-		if (rc < 0)
-			return rc;
-	}
-	return run_ios(fa->fs, fa->th, nios);
+	return queue_span(rd->fs, rd->th, logical, length, dst, &rd->nios);
 }
 
-static int check_read(ssize_t got, size_t len)
+int nf_rd_run(struct nf_rd *rd)
 {
-	if (got < 0)
-		return (int)got;
-	return (size_t)got == len ? 0 : -EIO;
+	size_t n = rd->nios;
+
+	rd->nios = 0;
+	return run_ios(rd->fs, rd->th, n);
 }
 
-int nf_read_decoded(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		    size_t len, char *out)
+void nf_rd_failed(struct nf_rd *rd)
 {
-	struct nf_fetch_arg fa = {fs, th};
-	struct nf_fetcher f = {nf_fetch_spans, &fa};
-	int rc;
-
-	if (v->error)
-		return v->error;
-	rc = check_read(nf_decoded_read(fs->a, v->parts, v->nparts, v->dtype, &f, off, len,
-					(uint8_t *)out), len);
-	if (rc < 0)
-		atomic_fetch_add(&fs->errors, 1);
-	return rc;
-}
-
-int nf_read_safetensors(struct nf_fs *fs, struct nf_thread *th, uint64_t off, size_t len,
-			char *out)
-{
-	struct nf_fetch_arg fa = {fs, th};
-	struct nf_fetcher f = {nf_fetch_spans, &fa};
-	int rc = check_read(nf_safetensors_read(&fs->st, fs->a, &f, off, len, (uint8_t *)out), len);
-
-	if (rc < 0)
-		atomic_fetch_add(&fs->errors, 1);
-	return rc;
+	atomic_fetch_add(&rd->fs->errors, 1);
 }

@@ -1,15 +1,16 @@
 /* fs/watch.c — files of the set that change while mounted (contract §5,
  * issue 11 item 3).
  *
- * The reader compares a file with the identity it had at its first open
- * (device, inode, size, mtime, ctime) whenever it is acquired, and marks it
- * bad when it differs; the reads that need it then fail with EIO.  Two
- * things are left to the daemon:
- *   - noticing without a read: an inotify watch on the entry's directory
- *     (one watch, one descriptor) hears of writes, attribute changes,
- *     renames and deletions of the set's file names and has the file
- *     compared at once; without inotify (or for changes it cannot see, e.g.
- *     from another host) the next read or open of files.json notices;
+ * The family compares a file with the identity it had at its first open
+ * whenever it is acquired, and marks it bad when it differs; the reads that
+ * need it then fail with EIO.  Two things are left to the adapter:
+ *   - noticing without a read: an inotify watch on each directory that
+ *     holds files of the set (NInfer: the entry's directory; one watch, one
+ *     descriptor) hears of writes, attribute changes, renames and deletions
+ *     of their names and has the file compared at once (the set's verify);
+ *     without inotify (or for changes it cannot see, e.g. from another
+ *     host, or files that are not local) the next read or open of
+ *     files.json notices;
  *   - the kernel's page cache: a view whose pages were read before the
  *     change would keep serving the old bytes without asking the daemon, so
  *     the cached pages of every node whose view touches the changed file
@@ -20,18 +21,18 @@
  *     node no keep_cache, so an open after the change starts afresh.
  *
  * Which nodes: every file node is looked at once per changed file, its view
- * unpacked (nf_tree_view) and its payload ranges compared with the file's
- * [P_f, P_f + B_f): the pieces of objects, planes and raw bindings, the
- * objects of a decoded view's parts; model.safetensors always (it holds
- * every binding); artifact.json and uses.json when the file is the entry.
- * Cost: O(nodes + pieces + parts) compares and one notification (a write
- * to /dev/fuse, a few microseconds; -ENOENT at once for an inode the kernel
- * does not hold) per touching node, once per changed file: for a
- * 100,000-object set (~750,000 nodes) a few milliseconds of compares, and
- * for a part holding 1/16 of the payload some 35,000-45,000 notifications:
- * measured on bench/gen_large.py's 100,000-object, 16-part set, a touch of
- * part 8 to the log line "35001 files ... dropped" took 0.14 s (2 loaded
- * vCPUs), on this thread while the others keep serving. */
+ * unpacked (nf_tree_view): the pieces of a PIECES view are compared with
+ * the file's extent [P_f, P_f + B_f), a FILE view with its file, and a
+ * family kind is the family's to say (NInfer: the objects of a decoded
+ * view's parts; model.safetensors always; uses.json when the file is the
+ * entry).  Cost: O(nodes + pieces + parts) compares and one notification
+ * (a write to /dev/fuse, a few microseconds; -ENOENT at once for an inode
+ * the kernel does not hold) per touching node, once per changed file: for
+ * a 100,000-object set (~750,000 nodes) a few milliseconds of compares,
+ * and for a part holding 1/16 of the payload some 35,000-45,000
+ * notifications: measured on bench/gen_large.py's 100,000-object, 16-part
+ * set, a touch of part 8 to the log line "35001 files ... dropped" took
+ * 0.14 s (2 loaded vCPUs), on this thread while the others keep serving. */
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
@@ -48,7 +49,8 @@
 #include "fs/context.h"
 
 struct watch_name {
-	const char *name;
+	int wd;                     /* the watch of its directory */
+	const char *name;           /* its last component */
 	uint32_t file;
 };
 
@@ -59,7 +61,7 @@ struct nf_watch {
 	int evfd;                   /* wakes the thread: a change, or stop */
 	atomic_bool stop;
 	bool started;               /* the thread runs (nf_watch_start) */
-	struct watch_name *names;   /* the set's file names, sorted */
+	struct watch_name *names;   /* the set's file names, sorted by (wd, name) */
 	size_t nnames;
 };
 
@@ -71,8 +73,8 @@ static bool hits(uint64_t lo, uint64_t len, uint64_t flo, uint64_t fhi)
 /* Does the view of file node idx show bytes of file f? */
 static bool node_touches(const struct nf_fs *fs, uint32_t idx, uint32_t f)
 {
-	const struct nf_artifact *a = fs->a;
-	uint64_t flo = a->files[f].logical_start, fhi = flo + a->files[f].payload_bytes;
+	const struct nf_extents *x = &fs->set.extents;
+	uint64_t flo = nf_extent_logical(x, f), fhi = flo + nf_extent_bytes(x, f);
 	struct nf_view v;
 
 	if (fs->tree.nodes[idx].is_dir)
@@ -86,20 +88,11 @@ static bool node_touches(const struct nf_fs *fs, uint32_t idx, uint32_t f)
 				return true;
 		}
 		return false;
-	case NF_VIEW_DECODED:
-		for (uint32_t k = 0; k < v.nparts; k++) {
-			const struct nf_object *o = &a->objects[v.parts[k].object];
-			if (hits(o->offset, o->bytes, flo, fhi))
-				return true;
-		}
-		return false;
-	case NF_VIEW_SAFETENSORS:
-		return true;
-	case NF_VIEW_ENTRY:
-	case NF_VIEW_USES:
-		return f == 0;
+	case NF_VIEW_FILE:
+		return v.file == f;
 	default:
-		return false;
+		return v.kind >= NF_VIEW_FAMILY && fs->family->touches &&
+		       fs->family->touches(fs->fam, idx, &v, f);
 	}
 }
 
@@ -107,19 +100,19 @@ bool nf_node_touches_changed(struct nf_fs *fs, uint32_t idx)
 {
 	if (atomic_load(&fs->nchanged) == 0)
 		return false;   /* the common case: one load */
-	for (uint32_t f = 0; f < fs->a->nfiles; f++)
+	for (uint32_t f = 0; f < fs->set.n; f++)
 		if (atomic_load(&fs->files[f].changed) && node_touches(fs, idx, f))
 			return true;
 	return false;
 }
 
-/* The reader's hook: file f was just found changed (any thread). */
+/* The family's hook: file f was just found changed (any thread). */
 static void on_change(void *arg, uint32_t f)
 {
 	struct nf_fs *fs = arg;
 	uint64_t one = 1;
 
-	if (f >= fs->a->nfiles || atomic_exchange(&fs->files[f].changed, true))
+	if (f >= fs->set.n || atomic_exchange(&fs->files[f].changed, true))
 		return;
 	atomic_fetch_add(&fs->nchanged, 1);
 	atomic_store(&fs->files[f].inval_due, true);
@@ -137,7 +130,7 @@ static void invalidate_file(struct nf_fs *fs, uint32_t f)
 			fuse_lowlevel_notify_inval_inode(fs->watch->se, (fuse_ino_t)i + 1, 0, 0);
 			n++;
 		}
-	nf_file_status(fs->a, f, &reason);
+	fs->set.ops->status(fs->set.arg, f, &reason);
 	/* one line a file: the read that failed on it may have said it already */
 	if (!atomic_exchange(&fs->files[f].logged, true))
 		nf_log(fs, LOG_ERR, "files[%u]: %s; the kernel's cached pages of the %zu files "
@@ -146,17 +139,27 @@ static void invalidate_file(struct nf_fs *fs, uint32_t f)
 
 static int cmp_name(const void *x, const void *y)
 {
-	return strcmp(((const struct watch_name *)x)->name, ((const struct watch_name *)y)->name);
+	const struct watch_name *a = x, *b = y;
+
+	return a->wd != b->wd ? (a->wd > b->wd) - (a->wd < b->wd) : strcmp(a->name, b->name);
 }
 
-static void verify_name(struct nf_fs *fs, const char *name)
+static void verify_file(struct nf_fs *fs, uint32_t f)
+{
+	const struct nf_set *set = &fs->set;
+
+	if (set->ops->status(set->arg, f, NULL) == NF_FSTATUS_PRESENT)
+		set->ops->verify(set->arg, f);   /* a change calls on_change */
+}
+
+static void verify_name(struct nf_fs *fs, int wd, const char *name)
 {
 	struct nf_watch *w = fs->watch;
-	struct watch_name key = {name, 0};
+	struct watch_name key = {wd, name, 0};
 	const struct watch_name *hit = bsearch(&key, w->names, w->nnames, sizeof key, cmp_name);
 
-	if (hit && nf_file_status(fs->a, hit->file, NULL) == NF_FILE_PRESENT)
-		nf_file_verify(fs->a, hit->file);   /* a change calls on_change */
+	if (hit)
+		verify_file(fs, hit->file);
 }
 
 static void read_events(struct nf_fs *fs)
@@ -167,11 +170,10 @@ static void read_events(struct nf_fs *fs)
 	for (ssize_t at = 0; len > 0 && at < len;) {
 		const struct inotify_event *e = (const struct inotify_event *)(buf + at);
 		if (e->mask & IN_Q_OVERFLOW) {
-			for (uint32_t f = 0; f < fs->a->nfiles; f++)
-				if (nf_file_status(fs->a, f, NULL) == NF_FILE_PRESENT)
-					nf_file_verify(fs->a, f);
+			for (uint32_t f = 0; f < fs->set.n; f++)
+				verify_file(fs, f);
 		} else if (e->len > 0) {
-			verify_name(fs, e->name);
+			verify_name(fs, e->wd, e->name);
 		}
 		at += (ssize_t)(sizeof *e + e->len);
 	}
@@ -196,28 +198,11 @@ static void *watch_run(void *arg)
 			if (read(w->evfd, &count, sizeof count) < 0)
 				(void)errno;
 		}
-		for (uint32_t f = 0; f < fs->a->nfiles && !atomic_load(&w->stop); f++)
+		for (uint32_t f = 0; f < fs->set.n && !atomic_load(&w->stop); f++)
 			if (atomic_exchange(&fs->files[f].inval_due, false))
 				invalidate_file(fs, f);
 	}
 	return NULL;
-}
-
-/* The names inotify reports: the entry's and those of the parts. */
-static int make_names(struct nf_fs *fs, struct nf_watch *w)
-{
-	const struct nf_artifact *a = fs->a;
-
-	w->names = calloc(a->nfiles ? a->nfiles : 1, sizeof *w->names);
-	if (w->names == NULL)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < a->nfiles; i++) {
-		const char *n = i == 0 ? a->entry_name : a->files[i].path;
-		if (n)
-			w->names[w->nnames++] = (struct watch_name){n, i};
-	}
-	qsort(w->names, w->nnames, sizeof *w->names, cmp_name);
-	return 0;
 }
 
 static void watch_free(struct nf_watch *w)
@@ -230,6 +215,63 @@ static void watch_free(struct nf_watch *w)
 	free(w);
 }
 
+/* The directory of `path` ("." when it has none), malloc'd. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return strdup(".");
+	return slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+}
+
+static void cannot_watch(struct nf_fs *fs, const char *dir)
+{
+	nf_log(fs, LOG_INFO, "cannot watch %s (%s): changed files are noticed by the reads that "
+	       "need them", dir, strerror(errno));
+}
+
+/* A watch on the directory of each local file, and the names inotify
+ * reports, sorted.  Files of one directory mostly follow each other (all
+ * of an NInfer set's do): one watch, and one message when it cannot be
+ * had; inotify gives a directory watched already its descriptor again.
+ * The paths are the family's, relative to the working directory: this
+ * runs before the daemon's chdir("/"). */
+static int watch_files(struct nf_fs *fs, struct nf_watch *w)
+{
+	const struct nf_set *set = &fs->set;
+	char *prev = NULL;
+	int wd = -1;
+
+	w->names = calloc(set->n ? set->n : 1, sizeof *w->names);
+	if (w->names == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; set->paths && i < set->n; i++) {
+		const char *p = set->paths[i], *slash;
+		char *dir;
+
+		if (p == NULL || (dir = dir_of(p)) == NULL)
+			continue;
+		if (prev == NULL || strcmp(prev, dir) != 0) {
+			wd = inotify_add_watch(w->inofd, dir, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE |
+						       IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE |
+						       IN_DELETE | IN_ONLYDIR);
+			if (wd < 0)
+				cannot_watch(fs, dir);
+			free(prev);
+			prev = dir;
+		} else {
+			free(dir);
+		}
+		slash = strrchr(p, '/');
+		if (wd >= 0)
+			w->names[w->nnames++] = (struct watch_name){wd, slash ? slash + 1 : p, i};
+	}
+	free(prev);
+	qsort(w->names, w->nnames, sizeof *w->names, cmp_name);
+	return 0;
+}
+
 int nf_watch_init(struct nf_fs *fs)
 {
 	struct nf_watch *w = calloc(1, sizeof *w);
@@ -238,29 +280,19 @@ int nf_watch_init(struct nf_fs *fs)
 		return -ENOMEM;
 	w->inofd = -1;
 	w->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->evfd < 0 || make_names(fs, w) < 0) {
-		int e = w->evfd < 0 ? errno : ENOMEM;
+	if (w->evfd < 0) {
+		int e = errno;
 		watch_free(w);
 		return -e;
 	}
-	/* the directory of the entry, as the reader resolves the parts: a
-	 * relative path, so this runs before the daemon's chdir("/") */
-	const char *entry = fs->a->entry_path, *slash = strrchr(entry, '/');
-	char *dir = slash ? (slash == entry ? strdup("/") : strndup(entry, (size_t)(slash - entry)))
-			  : strdup(".");
 	w->inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (dir && w->inofd >= 0 &&
-	    inotify_add_watch(w->inofd, dir, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM |
-				      IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ONLYDIR) < 0) {
-		nf_log(fs, LOG_INFO, "cannot watch %s (%s): changed files are noticed by the reads "
-		       "that need them", dir, strerror(errno));
-		close(w->inofd);
-		w->inofd = -1;
-	} else if (w->inofd < 0) {
+	if (w->inofd < 0) {
 		nf_log(fs, LOG_INFO, "no inotify (%s): changed files are noticed by the reads that "
 		       "need them", strerror(errno));
+	} else if (watch_files(fs, w) < 0) {
+		watch_free(w);
+		return -ENOMEM;
 	}
-	free(dir);
 	fs->watch = w;
 	return 0;
 }
@@ -275,7 +307,7 @@ int nf_watch_start(struct nf_fs *fs, struct fuse_session *se)
 	if (pthread_create(&w->thread, NULL, watch_run, fs) != 0)
 		return -EAGAIN;
 	w->started = true;
-	nf_files_set_change_hook(fs->a, on_change, fs);
+	fs->set.ops->set_change_hook(fs->set.arg, on_change, fs);
 	/* a change noticed before the hook was set (e.g. by the checks at
 	 * mount) has no pages cached yet: nothing to drop */
 	return 0;
@@ -288,7 +320,7 @@ void nf_watch_stop(struct nf_fs *fs)
 
 	if (w == NULL)
 		return;
-	nf_files_set_change_hook(fs->a, NULL, NULL);
+	fs->set.ops->set_change_hook(fs->set.arg, NULL, NULL);
 	if (w->started) {
 		atomic_store(&w->stop, true);
 		if (write(w->evfd, &one, sizeof one) < 0)

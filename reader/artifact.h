@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "codecs/codec.h"
+#include "io/extent.h"
 #include "report/report.h"
 
 #define NF_ENTRY_HEADER_BYTES 32
@@ -268,18 +269,16 @@ void nf_artifact_check_files(struct nf_artifact *a, struct nf_report *report);
 
 /* The range map (seed §2.2, §11.2): the only code that knows how files
  * join.  Maps the logical payload range [offset, offset+length) onto file
- * segments, in order.  Returns the number of segments the range needs (only
- * the first `max` are written), or -ERANGE when the range is not inside
- * [0, payload_bytes] (length 0 at payload_bytes is allowed and maps to no
- * segment). */
-struct nf_segment {
-	uint32_t file;
-	uint64_t file_offset;   /* absolute offset in the file */
-	uint64_t length;
-	uint64_t dest_offset;   /* offset from the start of the requested range */
-};
+ * segments (struct nf_segment of io/extent.h), in order.  Returns the
+ * number of segments the range needs (only the first `max` are written), or
+ * -ERANGE when the range is not inside [0, payload_bytes] (length 0 at
+ * payload_bytes is allowed and maps to no segment). */
 ssize_t nf_range_map(const struct nf_artifact *a, uint64_t offset, uint64_t length,
 		     struct nf_segment *segs, size_t max);
+/* The files table as the extent table the map reads (io/extent.h): file i
+ * holds [logical_start, + payload_bytes) at data_offset; total is
+ * payload_bytes.  It points into a->files (valid while `a` is open). */
+struct nf_extents nf_artifact_extents(const struct nf_artifact *a);
 
 /* Deep check (ninfer-check --deep): reads every payload byte of every
  * present file once, through the range map, and reports as warnings:

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs/decoded.h"
-#include "fs/safetensors.h"
+#include "fs/ninfer/decoded.h"
+#include "fs/ninfer/safetensors.h"
 #include "reader/artifact.h"
 #include "tests/fixtures/fixtures.h"
 

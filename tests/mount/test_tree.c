@@ -1,4 +1,5 @@
-/* tests/mount/test_tree.c — the tree build without a mount (fs/tree.c).
+/* tests/mount/test_tree.c — the tree build without a mount (fs/tree.c,
+ * fs/ninfer/tree.c).
  *
  * The naming rule places every binding where man ninferfs.5 (NAMES) says,
  * and the build proves that no directory holds one name twice: two records
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "fs/names.h"
+#include "fs/ninfer/tree.h"
 #include "fs/tree.h"
 #include "reader/artifact.h"
 #include "reader/writer.h"
@@ -65,9 +67,9 @@ static struct nf_artifact *write_open(struct nf_fx *fx, const char *out)
 
 static int build(const struct nf_artifact *a, struct nf_tree *t, char *err, size_t errlen)
 {
-	struct nf_tree_docs docs = {.validation_json = "{}\n",
-				    .dtype = NF_DTYPE_F32, .safetensors = true};
-	return nf_tree_build(t, a, &docs, err, errlen);
+	struct nf_ninfer_docs docs = {.validation_json = "{}\n",
+				      .dtype = NF_DTYPE_F32, .safetensors = true};
+	return nf_ninfer_tree_build(t, a, &docs, err, errlen);
 }
 
 /* The node at the escaped path `names` (NULL-terminated) below the root. */

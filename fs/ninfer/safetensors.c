@@ -1,5 +1,5 @@
-/* fs/safetensors.c — the virtual safetensors file (see safetensors.h). */
-#include "fs/safetensors.h"
+/* fs/ninfer/safetensors.c — the virtual safetensors file (see safetensors.h). */
+#include "fs/ninfer/safetensors.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* fs/safetensors.h — decoded/model.safetensors: every decodable binding as
+/* fs/ninfer/safetensors.h — decoded/model.safetensors: every decodable binding as
  * one safetensors file.  Only the header lives in memory (made on the
  * first read; its size is counted at mount); the data section
  * is the bindings' decoded views back to back, decoded on read.
@@ -10,8 +10,8 @@
  * a string, of the bindings left out because they cannot be decoded or are
  * named "__metadata__") and one member per binding: dtype F32/BF16/F16/I32,
  * shape (the binding's shape rule), data_offsets relative to the data. */
-#ifndef NF_FS_SAFETENSORS_H
-#define NF_FS_SAFETENSORS_H
+#ifndef NF_FS_NINFER_SAFETENSORS_H
+#define NF_FS_NINFER_SAFETENSORS_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fs/decoded.h"
+#include "fs/ninfer/decoded.h"
 
 struct nf_st_entry {
 	uint32_t binding;

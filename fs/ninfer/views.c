@@ -1,91 +1,13 @@
-/* fs/views.c — building views: which logical payload bytes make a file. */
-#include "fs/view.h"
+/* fs/ninfer/views.c — the NInfer family's views (views.h): which logical
+ * payload bytes make a binding's raw leaf, and decoded views. */
+#include "fs/ninfer/views.h"
 
-#include "fs/decoded.h"
+#include "fs/ninfer/decoded.h"
+#include "fs/ninfer/tree.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-void nf_view_memory(struct nf_view *v, const char *mem, size_t len)
-{
-	memset(v, 0, sizeof *v);
-	v->kind = NF_VIEW_MEMORY;
-	v->mem = mem;
-	v->size = len;
-}
-
-void nf_view_entry(struct nf_view *v, uint64_t file_offset, uint64_t len)
-{
-	memset(v, 0, sizeof *v);
-	v->kind = NF_VIEW_ENTRY;
-	v->file_offset = file_offset;
-	v->size = len;
-}
-
-void nf_pieces_free(struct nf_pieces *p)
-{
-	free(p->v);
-	memset(p, 0, sizeof *p);
-}
-
-/* Append a piece at the current end of the view being built. */
-static int piece_add(struct nf_pieces *p, struct nf_view *v, uint64_t logical, uint64_t length)
-{
-	struct nf_piece *last = v->count ? &p->v[p->n - 1] : NULL;
-	uint64_t end;
-
-	if (length == 0)
-		return 0;
-	if (__builtin_add_overflow(v->size, length, &end))
-		return -EOVERFLOW;
-	/* merge with the previous piece when they join */
-	if (last && ((logical == NF_PIECE_ZERO && last->logical == NF_PIECE_ZERO) ||
-		     (logical != NF_PIECE_ZERO && last->logical != NF_PIECE_ZERO &&
-		      last->logical + last->length == logical))) {
-		last->length += length;
-		v->size = end;
-		return 0;
-	}
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct nf_piece *nv = realloc(p->v, cap * sizeof *nv);
-		if (nv == NULL)
-			return -ENOMEM;
-		p->v = nv;
-		p->cap = cap;
-	}
-	if (p->n >= UINT32_MAX)
-		return -EOVERFLOW;
-	p->v[p->n++] = (struct nf_piece){.out = v->size, .logical = logical, .length = length};
-	v->count++;
-	v->size = end;
-	return 0;
-}
-
-static void view_begin(struct nf_pieces *p, struct nf_view *v)
-{
-	memset(v, 0, sizeof *v);
-	v->kind = NF_VIEW_PIECES;
-	v->first = (uint32_t)p->n;
-}
-
-/* On failure the pieces appended for this view are dropped. */
-static int view_fail(struct nf_pieces *p, struct nf_view *v, int rc)
-{
-	p->n = v->first;
-	memset(v, 0, sizeof *v);
-	return rc;
-}
-
-int nf_view_span(struct nf_pieces *p, uint64_t logical, uint64_t length, struct nf_view *v)
-{
-	int rc;
-
-	view_begin(p, v);
-	rc = piece_add(p, v, logical, length);
-	return rc < 0 ? view_fail(p, v, rc) : 0;
-}
 
 static bool object_usable(const struct nf_object *o)
 {
@@ -112,7 +34,7 @@ static int binding_contiguous(struct nf_pieces *p, const struct nf_artifact *a,
 		    __builtin_mul_overflow(pt->end - pt->begin, w, &len) ||
 		    __builtin_add_overflow(o->offset, off, &lo) || len > o->bytes || off > o->bytes - len)
 			return -EOVERFLOW;
-		int rc = piece_add(p, v, lo, len);
+		int rc = nf_pieces_add(p, v, lo, len);
 		if (rc < 0)
 			return rc;
 	}
@@ -174,7 +96,7 @@ static int rows_plane(struct nf_pieces *p, const struct nf_artifact *a, const st
 			return 1;
 		if (__builtin_add_overflow(o->offset, spans[plane].offset, &lo))
 			return -EOVERFLOW;
-		int rc = piece_add(p, v, lo, spans[plane].length);
+		int rc = nf_pieces_add(p, v, lo, spans[plane].length);
 		if (rc < 0)
 			return rc;
 	}
@@ -216,7 +138,7 @@ static int binding_rows(struct nf_pieces *p, const struct nf_artifact *a,
 
 		if (sub.planes[pl].offset < v->size)
 			return 1;
-		rc = piece_add(p, v, NF_PIECE_ZERO, sub.planes[pl].offset - v->size);
+		rc = nf_pieces_add(p, v, NF_PIECE_ZERO, sub.planes[pl].offset - v->size);
 		if (rc < 0)
 			return rc;
 		start = v->size;
@@ -228,7 +150,7 @@ static int binding_rows(struct nf_pieces *p, const struct nf_artifact *a,
 	}
 	if (v->size > sub.bytes)
 		return 1;
-	return piece_add(p, v, NF_PIECE_ZERO, sub.bytes - v->size);
+	return nf_pieces_add(p, v, NF_PIECE_ZERO, sub.bytes - v->size);
 }
 
 int nf_view_binding(struct nf_pieces *p, const struct nf_artifact *a, const struct nf_binding *b,
@@ -236,42 +158,22 @@ int nf_view_binding(struct nf_pieces *p, const struct nf_artifact *a, const stru
 {
 	int rc;
 
-	view_begin(p, v);
+	nf_pieces_begin(p, v);
 	if (b->nparts == 0)
-		return view_fail(p, v, 1);
+		return nf_pieces_fail(p, v, 1);
 	if (b->whole) {
 		const struct nf_object *o = &a->objects[b->parts[0].object];
-		rc = piece_add(p, v, o->offset, o->bytes);
-		return rc < 0 ? view_fail(p, v, rc) : 0;
+		rc = nf_pieces_add(p, v, o->offset, o->bytes);
+		return rc < 0 ? nf_pieces_fail(p, v, rc) : 0;
 	}
 	rc = binding_contiguous(p, a, b, v);
 	if (rc == 0)
 		return 0;
 	p->n = v->first;
-	view_begin(p, v);
+	nf_pieces_begin(p, v);
 	if (rc == 1 && b->whole_rows)
 		rc = binding_rows(p, a, b, v);
-	return rc == 0 ? 0 : view_fail(p, v, rc);
-}
-
-void nf_view_extent(const struct nf_view *v, const struct nf_piece *pieces, uint64_t *offset,
-		    uint64_t *bytes)
-{
-	bool seen = false;
-
-	*offset = 0;
-	*bytes = 0;
-	if (v->kind != NF_VIEW_PIECES)
-		return;
-	for (uint32_t i = 0; i < v->count; i++) {
-		const struct nf_piece *pc = &pieces[v->first + i];
-		if (pc->logical == NF_PIECE_ZERO)
-			continue;
-		if (!seen)
-			*offset = pc->logical;
-		seen = true;
-		*bytes += pc->length;
-	}
+	return rc == 0 ? 0 : nf_pieces_fail(p, v, rc);
 }
 
 int nf_view_decoded(const struct nf_artifact *a, const struct nf_part *parts, uint32_t nparts,
@@ -295,11 +197,24 @@ int nf_view_decoded(const struct nf_artifact *a, const struct nf_part *parts, ui
 	if (__builtin_mul_overflow(nf_parts_elements(parts, nparts), (uint64_t)nf_dtype_size(dt),
 				   &size))
 		return 1;
-	v->kind = NF_VIEW_DECODED;
-	v->size = size;
-	v->parts = parts;
-	v->nparts = nparts;
-	v->dtype = dt;
-	v->error = rc < 0 ? rc : 0;
+	nf_view_family(v, NF_VIEW_DECODED, size);
+	v->tag[0] = (uint8_t)dt;
+	v->tag[1] = (uint8_t)(rc < 0 ? -rc : 0);
 	return 0;
+}
+
+void nf_dview_of(const struct nf_artifact *a, const struct nf_node *n, const struct nf_view *v,
+		 struct nf_dview *dv)
+{
+	if (n->role == NF_ROLE_DECODED_OBJECT) {
+		dv->one = (struct nf_part){.object = n->ref, .begin = 0,
+					   .end = a->objects[n->ref].elements};
+		dv->parts = &dv->one;
+		dv->nparts = 1;
+	} else {
+		dv->parts = a->bindings[n->ref].parts;
+		dv->nparts = a->bindings[n->ref].nparts;
+	}
+	dv->dtype = (enum nf_dtype)v->tag[0];
+	dv->error = -(int)v->tag[1];
 }

@@ -1,4 +1,4 @@
-/* fs/decoded.c — decoding element ranges of a list of parts (see decoded.h).
+/* fs/ninfer/decoded.c — decoding element ranges of a list of parts (decoded.h).
  *
  * A read of bytes [off, off+len) becomes the element range it overlaps; the
  * whole elements inside the byte range are decoded straight into the
@@ -7,7 +7,7 @@
  * part contributes the slice of its object's element range that overlaps;
  * the codec says which object bytes that slice needs (nf_decode_spans), the
  * fetcher reads exactly those, and the codec decodes them. */
-#include "fs/decoded.h"
+#include "fs/ninfer/decoded.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,13 +1,14 @@
-/* fs/decoded.h — decoded views: the logical elements of a list of parts,
+/* fs/ninfer/decoded.h — decoded views: the logical elements of a list of parts,
  * dequantized on the fly, only for the bytes asked for (contract §2,
  * architecture "transformed spans").
  *
  * FUSE-free: the caller supplies a fetcher that reads object-relative byte
- * spans (the daemon's goes through the range map and the io_uring engine;
+ * spans (the daemon's, fs/ninfer/read.c, queues them on the request: the
+ * extent map, then one engine read;
  * tests and tools can use pread), so this code is unit-tested without a
  * mount. */
-#ifndef NF_FS_DECODED_H
-#define NF_FS_DECODED_H
+#ifndef NF_FS_NINFER_DECODED_H
+#define NF_FS_NINFER_DECODED_H
 
 #include <stddef.h>
 #include <stdint.h>

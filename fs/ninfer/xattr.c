@@ -1,12 +1,13 @@
-/* fs/xattr.c — the extended attributes of contract §3.
+/* fs/ninfer/xattr.c — the extended attributes of contract §3.
  *
  * Values are computed on demand from the immutable tree and model (no
  * storage, no locks).  user.ninfer.offset/bytes describe the logical
  * payload a file is made of: the first payload offset and the total number
  * of payload bytes (zero fill of standalone row payloads not counted);
  * user.ninfer.segments is the range map of all those bytes, in file order.
- * No value exceeds XATTR_SIZE_MAX: long ones are cut as fs/attrs.h says,
- * and their whole bytes are files under xattrs/ (fs/tree.c). */
+ * No value exceeds XATTR_SIZE_MAX: long ones are cut as fs/ninfer/attrs.h
+ * says, and their whole bytes are files under xattrs/ (fs/ninfer/tree.c).
+ * Names outside "user." never get here (fs/ops.c answers ENOTSUP). */
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -14,8 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/attrs.h"
-#include "fs/context.h"
+#include "fs/ninfer/attrs.h"
+#include "fs/ninfer/ninfer.h"
+#include "fs/ninfer/tree.h"
 
 #define PFX "user.ninfer."
 
@@ -71,14 +73,14 @@ static char *shape_json(uint32_t rank, const uint64_t *shape)
 
 /* Decoded files: the source objects of the parts (each once when parts
  * of one object follow each other), whole. */
-static void decoded_extent(const struct nf_fs *fs, const struct nf_view *v, uint64_t *off,
+static void decoded_extent(const struct nf_artifact *a, const struct nf_dview *v, uint64_t *off,
 			   uint64_t *bytes)
 {
-	*off = fs->a->objects[v->parts[0].object].offset;
+	*off = a->objects[v->parts[0].object].offset;
 	*bytes = 0;
 	for (uint32_t i = 0; i < v->nparts; i++)
 		if (i == 0 || v->parts[i].object != v->parts[i - 1].object)
-			*bytes += fs->a->objects[v->parts[i].object].bytes;
+			*bytes += a->objects[v->parts[i].object].bytes;
 }
 
 static char *u64_string(uint64_t v)
@@ -89,10 +91,10 @@ static char *u64_string(uint64_t v)
 }
 
 /* A string attribute (attrs.h: cut past NF_XATTR_STRING_MAX), or NULL. */
-static char *string_value(struct nf_fs *fs, const struct nf_node *n, enum nf_str_attr which,
-			  int *err)
+static char *string_value(const struct nf_ninfer *fam, const struct nf_node *n,
+			  enum nf_str_attr which, int *err)
 {
-	const char *s = nf_node_string(&fs->tree, (uint32_t)(n - fs->tree.nodes), which);
+	const char *s = nf_node_string(fam->a, n, which);
 	size_t len;
 	char *v;
 
@@ -106,9 +108,11 @@ static char *string_value(struct nf_fs *fs, const struct nf_node *n, enum nf_str
 
 /* The value of attribute `idx` of node n, malloc'd; NULL + *err.  Every
  * value fits XATTR_SIZE_MAX (attrs.h). */
-static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, int *err)
+static char *attr_value(const struct nf_ninfer *fam, uint32_t idx_node, size_t idx, int *err)
 {
-	const struct nf_object *o = nf_node_object(&fs->tree, n);
+	const struct nf_node *n = &fam->tree->nodes[idx_node];
+	const struct nf_artifact *a = fam->a;
+	const struct nf_object *o = nf_node_object(a, n);
 	uint64_t off, bytes;
 	const char *nm = attr_names[idx] + strlen(PFX);
 
@@ -116,44 +120,48 @@ static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, i
 	if (strcmp(nm, "kind") == 0)
 		return strdup(kind_name(n->role));
 	if (strcmp(nm, "artifact_id") == 0)
-		return n->role == NF_ROLE_ROOT ? strdup(fs->a->artifact_id_hex) : NULL;
+		return n->role == NF_ROLE_ROOT ? strdup(a->artifact_id_hex) : NULL;
 	if (strcmp(nm, "name") == 0)
-		return string_value(fs, n, NF_ATTR_NAME, err);
+		return string_value(fam, n, NF_ATTR_NAME, err);
 	if (strcmp(nm, "object") == 0)
-		return string_value(fs, n, NF_ATTR_OBJECT, err);
+		return string_value(fam, n, NF_ATTR_OBJECT, err);
 	if (strcmp(nm, "plane") == 0)
 		return n->role == NF_ROLE_PLANE ? strdup(o->geom.planes[n->ref2].name) : NULL;
 	if (strcmp(nm, "dtype") == 0) {
 		if (is_decoded(n))
-			return strdup(nf_dtype_name((enum nf_dtype)n->dtype));
-		return n->role == NF_ROLE_SAFETENSORS ? strdup(nf_dtype_name(fs->opt.dtype)) : NULL;
+			return strdup(nf_dtype_name((enum nf_dtype)n->tag[0]));
+		return n->role == NF_ROLE_SAFETENSORS ? strdup(nf_dtype_name(fam->opt->dtype)) : NULL;
 	}
 	if (o == NULL)
 		return NULL;
 	if (strcmp(nm, "format") == 0)
-		return string_value(fs, n, NF_ATTR_FORMAT, err);
+		return string_value(fam, n, NF_ATTR_FORMAT, err);
 	if (strcmp(nm, "layout") == 0)
-		return string_value(fs, n, NF_ATTR_LAYOUT, err);
+		return string_value(fam, n, NF_ATTR_LAYOUT, err);
 	if (strcmp(nm, "shape") == 0) {
 		if (n->role == NF_ROLE_BINDING || n->role == NF_ROLE_DECODED_BINDING)
-			return shape_json(fs->a->bindings[n->ref].rank, fs->a->bindings[n->ref].shape);
+			return shape_json(a->bindings[n->ref].rank, a->bindings[n->ref].shape);
 		return o->kind == NF_OBJ_TENSOR ? shape_json(o->rank, o->shape) : NULL;
 	}
 	if (!has_payload(n))
 		return NULL;
 	struct nf_view view;
-	nf_tree_view(&fs->tree, (uint32_t)(n - fs->tree.nodes), &view);
-	if (is_decoded(n))
-		decoded_extent(fs, &view, &off, &bytes);
-	else
-		nf_view_extent(&view, view.pieces, &off, &bytes);
+	struct nf_dview dv;
+	nf_tree_view(fam->tree, idx_node, &view);
+	if (is_decoded(n)) {
+		nf_dview_of(a, n, &view, &dv);
+		decoded_extent(a, &dv, &off, &bytes);
+	} else {
+		nf_view_extent(&view, &off, &bytes);
+	}
 	if (strcmp(nm, "offset") == 0)
 		return u64_string(off);
 	if (strcmp(nm, "bytes") == 0)
 		return u64_string(bytes);
 	if (strcmp(nm, "segments") == 0) {
 		size_t len;
-		char *v = nf_segments_json(fs->a, &view, NF_XATTR_VALUE_MAX, &len, NULL);
+		char *v = nf_segments_json(a, &view, is_decoded(n) ? &dv : NULL, NF_XATTR_VALUE_MAX,
+					   &len, NULL);
 		if (v == NULL)
 			*err = -ENOMEM;
 		return v;
@@ -161,35 +169,27 @@ static char *attr_value(struct nf_fs *fs, const struct nf_node *n, size_t idx, i
 	return NULL;
 }
 
-int nf_xattr_get(struct nf_fs *fs, uint32_t node, const char *name, char **value, size_t *len)
+int nf_ninfer_xattr_get(void *state, uint32_t node, const char *name, char **value, size_t *len)
 {
+	const struct nf_ninfer *fam = state;
+
 	for (size_t i = 0; i < NATTRS; i++) {
 		if (strcmp(name, attr_names[i]) == 0) {
 			int err;
-			char *v = attr_value(fs, &fs->tree.nodes[node], i, &err);
+			char *v = attr_value(fam, node, i, &err);
 			if (v == NULL)
 				return err;
 			*value = v;
 			*len = strlen(v);
-			if (*len > NF_XATTR_VALUE_MAX) { /* cannot happen: attrs.h */
-				free(v);
-				return -E2BIG;
-			}
 			return 0;
 		}
 	}
-	/* Only the user namespace exists here.  ENOTSUP for the others (no ACLs,
-	 * no security labels) is what lets ls -l, cp -a and friends mark the
-	 * whole device as unsupported after one probe instead of asking for
-	 * security.selinux and system.posix_acl_* on every entry: each probe is
-	 * a round trip to this daemon, as FUSE does not cache xattrs. */
-	if (strncmp(name, "user.", 5) != 0)
-		return -EOPNOTSUPP;
 	return -ENODATA;
 }
 
-int nf_xattr_list(struct nf_fs *fs, uint32_t node, char **list, size_t *len)
+int nf_ninfer_xattr_list(void *state, uint32_t node, char **list, size_t *len)
 {
+	const struct nf_ninfer *fam = state;
 	size_t cap = 0, o = 0;
 	char *out;
 
@@ -200,7 +200,7 @@ int nf_xattr_list(struct nf_fs *fs, uint32_t node, char **list, size_t *len)
 		return -ENOMEM;
 	for (size_t i = 0; i < NATTRS; i++) {
 		int err;
-		char *v = attr_value(fs, &fs->tree.nodes[node], i, &err);
+		char *v = attr_value(fam, node, i, &err);
 		if (v == NULL)
 			continue;
 		free(v);
