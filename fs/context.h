@@ -19,6 +19,7 @@
 #include "fs/set.h"
 #include "fs/tree.h"
 #include "io/extent.h"
+#include "remote/remote.h"
 
 #define NF_DEFAULT_URING_DEPTH 64
 #define NF_DEFAULT_THREADS 16
@@ -65,6 +66,15 @@ struct nf_snap {
 
 struct nf_fs {
 	struct nf_options opt;   /* first: fuse_opt's offsets are into it (main.c) */
+	char *shown;             /* the source fit to print (a URL redacted) */
+	char **shown_argv;       /* argv fit to print, for validation.json */
+	/* a URL source (http://, https://, s3://): the remote engine's -o
+	 * options (their values point into remote_kv, copies of the items) */
+	bool remote;
+	struct nf_remote_opts remote_opts;
+	char **remote_kv;
+	size_t nremote_kv;
+	char *remote_first;      /* the first remote option given, for messages */
 	/* the family: its options blocks (one per family of main.c's table,
 	 * filled while parsing; the first option each took, to refuse one of
 	 * a family that is not mounted), the chosen one and its state */
@@ -102,13 +112,13 @@ struct nf_fs {
 struct nf_thread *nf_thread_get(struct nf_fs *fs);
 void nf_thread_free(void *th);
 /* Fill out[0, len) with bytes [off, off+len) of a PIECES view (off + len
- * <= its size).  Returns 0 or -EIO (the failing files are logged once
- * each). */
-int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		   size_t len, char *out);
+ * <= its size), with the open file's engine stream (or NULL).  Returns 0
+ * or -EIO (the failing files are logged once each). */
+int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		   uint64_t off, size_t len, char *out);
 /* FILE views: file bytes [file_offset + off, + len).  0 or -EIO. */
-int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		 size_t len, char *out);
+int nf_read_file(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		 uint64_t off, size_t len, char *out);
 
 /* stats.c: the stats document, malloc'd. */
 char *nf_stats_json(struct nf_fs *fs);

@@ -74,39 +74,6 @@ static void progress(void *arg, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
-/* A copy of `s` with every URL in it redacted: the argument is a URL, or
- * a -o list whose values may be (endpoint=http://user:pw@host). */
-static char *redact_arg(const char *s)
-{
-	if (!strstr(s, "://"))
-		return strdup(s);
-	if (nf_remote_is_url(s))
-		return nf_remote_redact(s);
-	char *out = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&out, &len);
-	bool ok = m != NULL;
-	for (const char *item = s; ok && item;) {
-		const char *comma = strchr(item, ',');
-		char *it = strndup(item, comma ? (size_t)(comma - item) : strlen(item));
-		char *eq = it ? strchr(it, '=') : NULL, *val = eq ? eq + 1 : it;
-		char *shown = it && strstr(val, "://") ? nf_remote_redact(val) : NULL;
-		ok = it && (shown || !strstr(val, "://")) &&
-		     fprintf(m, "%s%.*s%s", item == s ? "" : ",", (int)(val - it), it,
-			     shown ? shown : val) >= 0;
-		free(shown);
-		free(it);
-		item = comma ? comma + 1 : NULL;
-	}
-	if (m && fclose(m) != 0)
-		ok = false;
-	if (!ok) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 /* -o KEY=VALUE[,KEY=VALUE]...: each item into the remote options.  The
  * list is copied (and kept in *keep): the options point into it. */
 static int remote_opts(struct nf_remote_opts *ro, const char *arg, char ***keep, size_t *nkeep)
@@ -205,7 +172,7 @@ int main(int argc, char **argv)
 	/* What the report may show: no credentials in a URL, anywhere. */
 	char **shown = calloc((size_t)argc + 1, sizeof *shown);
 	for (int i = 0; shown && i < argc; i++)
-		if (!(shown[i] = redact_arg(argv[i]))) {
+		if (!(shown[i] = nf_remote_redact_arg(argv[i]))) {
 			for (int k = 0; k < i; k++)
 				free(shown[k]);
 			free(shown);
