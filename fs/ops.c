@@ -291,8 +291,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		/* The kernel keeps the pages of an unchanged view; a view on a
 		 * file that changed while mounted starts afresh (issue 11). */
 		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
-		if (node->kind == NF_VIEW_PIECES || node->kind == NF_VIEW_FILE ||
-		    family_kind(node))
+		if (node->kind == NF_VIEW_PIECES || node->kind == NF_NODE_SPAN ||
+		    node->kind == NF_VIEW_FILE || family_kind(node))
 			open_stream(fs, fi);
 	}
 	if (fuse_reply_open(req, fi) != 0)
