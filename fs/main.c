@@ -76,7 +76,8 @@ static void usage(FILE *out, const char *prog)
 {
 	fprintf(out,
 		"usage: %s SOURCE MOUNTPOINT [-o opt,...] [-f] [-d] [-s]\n"
-		"Mount SOURCE read-only: an NInfer v3 artifact set (SOURCE is its entry file).\n\n"
+		"Mount SOURCE read-only: an NInfer v3 artifact set (SOURCE is its entry file,\n"
+		"or the entry's URL: http://, https://, s3://BUCKET/KEY).\n\n"
 		"ninferfs options:\n"
 		"    -o format=NAME         what SOURCE is: ",
 		prog);
