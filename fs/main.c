@@ -173,8 +173,6 @@ static int remote_opt(struct nf_fs *fs, const char *arg)
 
 	if (kv == NULL)
 		return -1;
-	if (fs->nremote_kv == 0)
-		nf_remote_opts_init(&fs->remote_opts);
 	rc = nf_remote_opts_set(&fs->remote_opts, kv, &err);
 	if (rc == -ENOENT) {
 		free(kv);
@@ -366,8 +364,6 @@ static int check_source(struct nf_fs *fs, const char *prog)
 				"s3://), and %s is a local path\n", prog, fs->remote_first, fs->shown);
 		return -1;
 	}
-	if (fs->remote && fs->nremote_kv == 0)
-		nf_remote_opts_init(&fs->remote_opts);
 	if (fs->remote && (absolute(fs, &fs->remote_opts.cafile) < 0 ||
 			   absolute(fs, &fs->remote_opts.cache_dir) < 0)) {
 		fprintf(stderr, "%s: out of memory\n", prog);
@@ -410,6 +406,7 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 			fprintf(stderr, "ninferfs: out of memory\n");
 			return -1;
 		}
+	nf_remote_opts_init(&fs->remote_opts);   /* the defaults, before any -o */
 	/* opt_spec's offsets are into fs->opt, its first member */
 	if (fuse_opt_parse(args, fs, opt_spec, opt_proc) != 0)
 		return -1;
