@@ -19,6 +19,7 @@
 #include "fs/set.h"
 #include "fs/tree.h"
 #include "io/extent.h"
+#include "remote/remote.h"
 
 #define NF_DEFAULT_URING_DEPTH 64
 #define NF_DEFAULT_THREADS 16
@@ -104,6 +105,15 @@ struct nf_snap {
 
 struct nf_fs {
 	struct nf_options opt;   /* first: fuse_opt's offsets are into it (main.c) */
+	char *shown;             /* the source fit to print (a URL redacted) */
+	char **shown_argv;       /* argv fit to print, for validation.json */
+	/* a URL source (http://, https://, s3://): the remote engine's -o
+	 * options (their values point into remote_kv, copies of the items) */
+	bool remote;
+	struct nf_remote_opts remote_opts;
+	char **remote_kv;
+	size_t nremote_kv;
+	char *remote_first;      /* the first remote option given, for messages */
 	/* the family: its options blocks (one per family of main.c's table,
 	 * filled while parsing; the first option each took, to refuse one of
 	 * a family that is not mounted), the chosen one and its state */
@@ -149,13 +159,13 @@ void nf_thread_free(void *th);
  * the previous one is given back); NULL on ENOMEM. */
 char *nf_thread_reply(struct nf_thread *th, size_t len);
 /* Fill out[0, len) with bytes [off, off+len) of a PIECES view (off + len
- * <= its size).  Returns 0 or -EIO (the failing files are logged once
- * each). */
-int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		   size_t len, char *out);
+ * <= its size), with the open file's engine stream (or NULL).  Returns 0
+ * or -EIO (the failing files are logged once each). */
+int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		   uint64_t off, size_t len, char *out);
 /* FILE views: file bytes [file_offset + off, + len).  0 or -EIO. */
-int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		 size_t len, char *out);
+int nf_read_file(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		 uint64_t off, size_t len, char *out);
 
 /* counters.c: init before the first worker thread, free after the last;
  * join when a thread's state is made, leave when it goes (its counts are

@@ -251,20 +251,20 @@ static void add_engine_stats(struct nf_fs *fs, struct nf_thread *th)
  * removed while mounted fails the reads that touch it (the engine acquires
  * every file through the family, which compares it with what it first
  * opened).  Returns 0 or -EIO. */
-static int run_ios(struct nf_fs *fs, struct nf_thread *th, size_t nios)
+static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t nios)
 {
 	int rc;
 
 	if (nios == 0)
 		return 0;
-	rc = fs->engine.ops->read(th->eng, th->ios, nios);
+	rc = fs->engine.ops->read(th->eng, stream, th->ios, nios);
 	add_engine_stats(fs, th);
 	nf_set_account(fs, &th->c, th->ios, nios);
 	return rc < 0 ? -EIO : 0;
 }
 
-int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		   size_t len, char *out)
+int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		   uint64_t off, size_t len, char *out)
 {
 	const struct nf_piece *pc = v->pieces + v->first;
 	uint64_t end = off + len;   /* off + len <= v->size: checked by the caller */
@@ -286,7 +286,7 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view 
 			break;
 	}
 	if (rc == 0)
-		rc = run_ios(fs, th, nios);
+		rc = run_ios(fs, th, stream, nios);
 	if (rc < 0) {
 		nf_count(&th->c.errors, 1);
 		return -EIO;
@@ -294,8 +294,8 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view 
 	return 0;
 }
 
-int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		 size_t len, char *out)
+int nf_read_file(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		 uint64_t off, size_t len, char *out)
 {
 	uint64_t at;
 
@@ -308,7 +308,7 @@ int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v
 		return -EIO;
 	}
 	th->ios[0] = (struct nf_io){.file = v->file, .offset = at, .length = len, .dst = out};
-	if (run_ios(fs, th, 1) < 0) {
+	if (run_ios(fs, th, stream, 1) < 0) {
 		nf_count(&th->c.errors, 1);
 		return -EIO;
 	}
@@ -325,7 +325,7 @@ int nf_rd_run(struct nf_rd *rd)
 	size_t n = rd->nios;
 
 	rd->nios = 0;
-	return run_ios(rd->fs, rd->th, n);
+	return run_ios(rd->fs, rd->th, rd->stream, n);
 }
 
 void nf_rd_failed(struct nf_rd *rd)

@@ -26,6 +26,8 @@
 #include "io/extent.h"
 #include "io/io.h"
 
+struct nf_remote;
+
 enum nf_fstatus {
 	NF_FSTATUS_UNCHECKED = 0,   /* never opened */
 	NF_FSTATUS_PRESENT,
@@ -40,6 +42,8 @@ struct nf_set_stats {
 	uint64_t evictions, reopens;   /* closed to make room; opened again */
 	uint64_t changes;              /* files found changed: files.json is rebuilt
 					  when it moves */
+	uint64_t activity;             /* moves when a file's counters in files.json
+					  move (remote: requests, cache hits); 0 */
 };
 
 struct nf_set_ops {
@@ -73,6 +77,8 @@ struct nf_set {
 					  working directory at mount), NULL entries for
 					  files that are not local; or NULL */
 	uint64_t bytes;                /* the files' lengths summed (statfs) */
+	struct nf_remote *remote;      /* files that are URLs (remote/remote.h): read
+					  by the remote engine; NULL: local files */
 	const struct nf_set_ops *ops;
 	void *arg;                     /* the ops' first argument */
 };
