@@ -19,6 +19,7 @@
 #include "fs/set.h"
 #include "fs/tree.h"
 #include "io/extent.h"
+#include "remote/remote.h"
 
 #define NF_DEFAULT_URING_DEPTH 64
 #define NF_DEFAULT_THREADS 16
@@ -40,17 +41,56 @@ struct nf_options {
 	int fake;                /* mount(8) -f */
 };
 
-/* Per-thread read state (pthread key), created on the first read. */
+/* A counter written by one thread only and read by the stats at any time
+ * (fs/counters.c): relaxed atomics, so no locked instruction. */
+typedef _Atomic uint64_t nf_counter;
+static inline void nf_count(nf_counter *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+/* Request sizes in the stats ("read_sizes"): <= 4 KiB, <= 8 KiB, ...,
+ * <= 1 MiB, more. */
+#define NF_SIZE_BUCKETS 10
+unsigned nf_size_bucket(size_t size);
+
+/* One file's counters as one thread counted them. */
+struct nf_fcount {
+	nf_counter reads, bytes, errors;
+};
+
+/* One thread's counters (fs/counters.c): FUSE reads, reply bytes, failed
+ * reads, the engine's running totals, the request sizes, and per file the
+ * segments read, their bytes and failures. */
+struct nf_counts {
+	nf_counter reads, bytes, errors;
+	nf_counter engine[NF_ENGINE_STATS_MAX];
+	nf_counter sizes[NF_SIZE_BUCKETS];
+	struct nf_fcount *files;
+};
+
+/* Per-thread read state (pthread key), created on the first read; every
+ * thread's is allocated apart (aligned to its own cache lines). */
 struct nf_thread {
+	struct nf_fs *fs;
 	const struct nf_engine *engine;
 	void *eng;               /* the engine's state of this thread */
-	uint64_t last[NF_ENGINE_STATS_MAX];   /* its counters at the last read */
-	char *buf;               /* the reply */
-	size_t bufcap;
+	/* The work area (readpath.c): the reply at its start, then the
+	 * request's scratch (nf_rd_scratch), in huge pages; `used` bytes of
+	 * it taken by this request, `total` asked in all (scratch that did not
+	 * fit went to `side` blocks, freed at the next request), `high` the
+	 * most one request asked: the area grows to it. */
+	char *work;
+	size_t workcap, used, total, high;
+	struct nf_side *side;
 	struct nf_segment *segs;
 	size_t segcap;
 	struct nf_io *ios;
 	size_t iocap;
+	struct nf_counts c;
+	struct nf_thread *prev, *next;   /* fs->threads */
+	bool joined;
 };
 
 /* A stats snapshot: one per open, listed (fs/handles.c). */
@@ -65,6 +105,15 @@ struct nf_snap {
 
 struct nf_fs {
 	struct nf_options opt;   /* first: fuse_opt's offsets are into it (main.c) */
+	char *shown;             /* the source fit to print (a URL redacted) */
+	char **shown_argv;       /* argv fit to print, for validation.json */
+	/* a URL source (http://, https://, s3://): the remote engine's -o
+	 * options (their values point into remote_kv, copies of the items) */
+	bool remote;
+	struct nf_remote_opts remote_opts;
+	char **remote_kv;
+	size_t nremote_kv;
+	char *remote_first;      /* the first remote option given, for messages */
 	/* the family: its options blocks (one per family of main.c's table,
 	 * filled while parsing; the first option each took, to refuse one of
 	 * a family that is not mounted), the chosen one and its state */
@@ -89,8 +138,12 @@ struct nf_fs {
 	bool no_opendir;                /* set at INIT: opendir answers ENOSYS */
 	pthread_key_t thread_key;
 	bool key_made;
-	atomic_uint_fast64_t reads, bytes, errors;
-	atomic_uint_fast64_t engine_stats[NF_ENGINE_STATS_MAX];
+	/* the worker threads' counters (fs/counters.c): the live threads,
+	 * and what the ended ones counted */
+	pthread_mutex_t threads_lock;
+	struct nf_thread *threads;
+	struct nf_counts gone;
+	bool counters_made;
 	/* stats snapshots not yet released (fs/handles.c) */
 	pthread_mutex_t snap_lock;
 	bool handles_made;
@@ -101,14 +154,28 @@ struct nf_fs {
 /* readpath.c */
 struct nf_thread *nf_thread_get(struct nf_fs *fs);
 void nf_thread_free(void *th);
+/* The reply buffer of a request of `len` bytes, at the start of the
+ * thread's work area, which this resets for the request (the scratch of
+ * the previous one is given back); NULL on ENOMEM. */
+char *nf_thread_reply(struct nf_thread *th, size_t len);
 /* Fill out[0, len) with bytes [off, off+len) of a PIECES view (off + len
- * <= its size).  Returns 0 or -EIO (the failing files are logged once
- * each). */
-int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		   size_t len, char *out);
+ * <= its size), with the open file's engine stream (or NULL).  Returns 0
+ * or -EIO (the failing files are logged once each). */
+int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		   uint64_t off, size_t len, char *out);
 /* FILE views: file bytes [file_offset + off, + len).  0 or -EIO. */
-int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		 size_t len, char *out);
+int nf_read_file(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		 uint64_t off, size_t len, char *out);
+
+/* counters.c: init before the first worker thread, free after the last;
+ * join when a thread's state is made, leave when it goes (its counts are
+ * kept); sum fills *out (out->files malloc'd: free it) with every count
+ * so far.  0 or -ENOMEM. */
+int nf_counters_init(struct nf_fs *fs);
+void nf_counters_free(struct nf_fs *fs);
+int nf_counters_join(struct nf_fs *fs, struct nf_thread *th);
+void nf_counters_leave(struct nf_fs *fs, struct nf_thread *th);
+int nf_counters_sum(struct nf_fs *fs, struct nf_counts *out);
 
 /* stats.c: the stats document, malloc'd. */
 char *nf_stats_json(struct nf_fs *fs);

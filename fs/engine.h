@@ -3,8 +3,8 @@
  *
  * One engine is chosen once at mount (main.c) and never changes: io_uring
  * over the set's descriptors (fs/engine_uring.c, on iouring/) for local
- * files; the remote engine (remote/, issue 14) comes next behind the same
- * ops.  The engine keeps state per worker thread (made on the thread's
+ * files; HTTP range GETs (fs/engine_remote.c, on remote/) for a set whose
+ * files are URLs (issue 14).  The engine keeps state per worker thread (made on the thread's
  * first read, freed when the thread ends), so reads on different threads
  * share nothing; `read` takes the whole segment list of one FUSE request
  * (readpath.c: one submission per request).
@@ -24,6 +24,18 @@
 
 #define NF_ENGINE_STATS_MAX 4
 
+/* A remote file as the engine sees it (stats: "remote" of each file). */
+struct nf_engine_file_stats {
+	const char *url;          /* redacted: no credentials */
+	const char *status;       /* "unknown", "ok", "missing", "bad", "changed" */
+	int http_status;          /* of the response that set the status (0: none) */
+	const char *reason;       /* why not ok, or the last transient failure ("") */
+	uint64_t bytes_fetched, requests, retries;
+	uint64_t cache_hits, cache_misses;
+	uint64_t prefetch_hits, prefetch_bytes;
+	char buf[320];            /* holds reason */
+};
+
 struct nf_engine_ops {
 	const char *name;
 	unsigned nstats;                  /* <= NF_ENGINE_STATS_MAX */
@@ -35,10 +47,19 @@ struct nf_engine_ops {
 	 * set's files, offset is the file offset.  Each io's result is 0 or
 	 * -errno (-EIO for EOF inside the span), or -ECANCELED when it was not
 	 * issued because an earlier failure stopped the read.  Returns 0 when
-	 * all succeeded, else a negative errno. */
-	int (*read)(void *th, struct nf_io *ios, size_t n);
+	 * all succeeded, else a negative errno.  `stream` is the open file's
+	 * (stream_new), or NULL. */
+	int (*read)(void *th, void *stream, struct nf_io *ios, size_t n);
 	void (*stats)(const void *th, uint64_t *out);   /* nstats running totals */
 	void (*close)(void *engine);      /* after every thread state is freed */
+	/* Optional (NULL: none).  Per-open read state, one per open file of a
+	 * view read through the engine (remote: a sequential-read detector
+	 * with its prefetched windows); may be read from several threads at
+	 * once; the engine frees what is left at close. */
+	int (*stream_new)(void *engine, void **stream);
+	void (*stream_free)(void *engine, void *stream);
+	/* What the engine knows of file i, for stats and logs. */
+	int (*file_stats)(void *engine, uint32_t i, struct nf_engine_file_stats *out);
 };
 
 struct nf_engine {
@@ -53,5 +74,11 @@ struct nf_fs;
  * registered once per ring), else plain rings to which every read gives
  * the descriptors it acquired.  0 or -ENOMEM. */
 int nf_engine_uring_open(struct nf_engine *e, struct nf_fs *fs);
+/* The remote engine over fs->set.remote (remote/remote.h): one
+ * nf_remote_thread per worker thread, a prefetch stream per open file,
+ * every file checked through the set's verify before its first read (a
+ * part's header, seed §3.2) and after a failed one (an object changed on
+ * the server becomes bad: contract §5).  0 or -ENOMEM. */
+int nf_engine_remote_open(struct nf_engine *e, struct nf_fs *fs);
 
 #endif

@@ -164,11 +164,12 @@ static void cancel(struct nf_io *ios, size_t from, size_t to)
 		ios[k].result = -ECANCELED;
 }
 
-static int uring_read(void *p, struct nf_io *ios, size_t n)
+static int uring_read(void *p, void *stream, struct nf_io *ios, size_t n)
 {
 	struct uring_thread *th = p;
 	size_t from = 0;
 
+	(void)stream;   /* local files need no per-open state */
 	for (size_t i = 0; i < n; i++) {
 		int fd = hold(th, ios[i].file);
 

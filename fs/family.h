@@ -38,13 +38,19 @@ enum {
 };
 
 struct nf_fs;
+struct nf_remote_opts;
 
 /* What the adapter tells a family's open. */
 struct nf_mount {
 	struct nf_fs *fs;        /* the daemon: for nf_log and nf_rd_* */
 	const char *source;      /* as given on the command line */
+	const char *shown;       /* the same fit to print (a URL redacted) */
+	/* a URL source: the remote engine's options (-o endpoint=, cache=,
+	 * ...), and the family opens it as a remote set; NULL: a local one */
+	const struct nf_remote_opts *remote;
 	bool lenient;            /* -o lenient */
-	int argc;                /* the command line, for the report's "tool" record */
+	int argc;                /* the command line, for the report's "tool" record,
+				    every URL in it redacted */
 	char **argv;
 };
 
@@ -121,6 +127,7 @@ void nf_log(const struct nf_fs *fs, int prio, const char *fmt, ...)
 struct nf_rd {
 	struct nf_fs *fs;
 	struct nf_thread *th;
+	void *stream;            /* the open file's engine stream (the adapter's) */
 	size_t nios;             /* segments queued */
 };
 /* Queue the logical span [logical, logical + length) to land in dst.
@@ -131,5 +138,10 @@ int nf_rd_queue(struct nf_rd *rd, uint64_t logical, uint64_t length, void *dst);
 int nf_rd_run(struct nf_rd *rd);
 /* Count this request in the stats' "errors". */
 void nf_rd_failed(struct nf_rd *rd);
+/* `n` bytes of scratch memory for this request (source bytes to decode,
+ * a plan), 64-byte aligned, valid and never moved until the family's read
+ * returns; NULL on ENOMEM.  From the thread's work area: once it has grown
+ * to what a request needs, no allocation happens on a read (issue 15). */
+void *nf_rd_scratch(struct nf_rd *rd, size_t n);
 
 #endif

@@ -6,7 +6,8 @@
  * when first opened (the family's verify: for NInfer one fstat, or a
  * reopen of a part the cache closed), and then gets the current document
  * (the family's files_json).  The document is rebuilt only when the
- * family's count of changed files moved since it was made, and shared by
+ * family's count of changed files (or, for remote files, the requests and
+ * cache hits files.json counts) moved since it was made, and shared by
  * every open of that state (refcounted), so its memory does not grow with
  * the number of opens; a version no open holds any more is freed, and
  * unmount frees whatever is left (an open the kernel never released
@@ -21,6 +22,7 @@
 struct nf_files_doc {
 	struct nf_files_doc *next;   /* every version alive */
 	uint64_t changes;            /* the set's stats().changes it was made at */
+	uint64_t activity;           /* ... and its stats().activity */
 	unsigned refs;               /* opens holding it, +1 while current */
 	size_t len;
 	char *text;
@@ -58,10 +60,11 @@ static void doc_unref(struct nf_files_docs *ds, struct nf_files_doc *d)
 }
 
 /* The current version, made anew when the files' state moved (lock held). */
-static struct nf_files_doc *current(struct nf_fs *fs, uint64_t changes)
+static struct nf_files_doc *current(struct nf_fs *fs, const struct nf_set_stats *st)
 {
 	struct nf_files_docs *ds = fs->files_docs;
-	if (ds->current && ds->current->changes == changes)
+	if (ds->current && ds->current->changes == st->changes &&
+	    ds->current->activity == st->activity)
 		return ds->current;
 	struct nf_files_doc *d = calloc(1, sizeof *d);
 	char *text = d ? fs->set.ops->files_json(fs->set.arg) : NULL;
@@ -71,7 +74,8 @@ static struct nf_files_doc *current(struct nf_fs *fs, uint64_t changes)
 	}
 	d->text = text;
 	d->len = strlen(text);
-	d->changes = changes;
+	d->changes = st->changes;
+	d->activity = st->activity;
 	d->refs = 1;
 	d->next = ds->all;
 	ds->all = d;
@@ -94,7 +98,7 @@ struct nf_files_doc *nf_files_doc_open(struct nf_fs *fs, const char **text, size
 			set->ops->verify(set->arg, i);   /* a change marks it bad */
 	set->ops->stats(set->arg, &st);
 	pthread_mutex_lock(&ds->lock);
-	struct nf_files_doc *d = current(fs, st.changes);
+	struct nf_files_doc *d = current(fs, &st);
 	if (d) {
 		d->refs++;
 		*text = d->text;

@@ -6,8 +6,10 @@
  * The family (fs/family.h) is -o format=NAME's, else the first of the
  * table below whose detect() takes the source, else the first (NInfer);
  * it opens and validates the source before anything is mounted and builds
- * the tree once; the engine is io_uring over the family's files
- * (fs/engine.h); only then is the mount made.  Without -f the process
+ * the tree once; the engine (fs/engine.h) is io_uring over the family's
+ * files, or, when the source is a URL (http://, https://, s3://), the
+ * remote engine with the -o options of remote/remote.h (issue 14); only
+ * then is the mount made.  Without -f the process
  * forks after the mount and the parent waits on a pipe until the child has
  * answered a stat of the mountpoint, so the shell's exit status says
  * whether the tree is there (see man ninferfs.1, EXIT STATUS). */
@@ -74,8 +76,9 @@ static void usage(FILE *out, const char *prog)
 {
 	fprintf(out,
 		"usage: %s SOURCE MOUNTPOINT [-o opt,...] [-f] [-d] [-s]\n"
-		"Mount SOURCE read-only: an NInfer v3 artifact set (SOURCE is its entry file)\n"
-		"or a calbin package (SOURCE is its directory).\n\n"
+		"Mount SOURCE read-only: an NInfer v3 artifact set (SOURCE is its entry file,\n"
+		"or the entry's URL: http://, https://, s3://BUCKET/KEY) or a calbin package\n"
+		"(SOURCE is its directory).\n\n"
 		"ninferfs options:\n"
 		"    -o format=NAME         what SOURCE is: ",
 		prog);
@@ -90,6 +93,16 @@ static void usage(FILE *out, const char *prog)
 		"    -o threads=N           FUSE worker threads, 1-1024 (%u)\n"
 		"    -o uid=N,gid=N         owner of every file, 0-4294967294 (the caller's)\n"
 		"    -o umask=M             octal mask applied to 0444/0555, 0-0777 (0)\n"
+		"remote options (SOURCE a URL: http://, https://, s3://BUCKET/KEY; see\n"
+		"ninferfs-remote(7)):\n"
+		"    -o endpoint=URL,region=R,profile=P   S3 endpoint, region, credentials profile\n"
+		"    -o cafile=PEM          CA bundle instead of the system store\n"
+		"    -o redirects=none|same-host|any   follow redirects (none)\n"
+		"    -o tries=N,retry_ms=MS,backoff_ms=MS   retries of a request (5, 30000, 100)\n"
+		"    -o connect_ms=MS,low_speed_bytes=B,low_speed_secs=S   timeouts (10000, 1, 15)\n"
+		"    -o inflight=N,max_request=BYTES   requests at once per thread (16), size (16M)\n"
+		"    -o prefetch_mem=BYTES,prefetch_min=BYTES,prefetch_max=BYTES   (256M, 1M, 64M)\n"
+		"    -o cache=DIR,cache_size=BYTES,cache_fsync=0|1   local block cache (none, 1G)\n"
 		"    -h, --help             this help\n"
 		"    -V, --version          version\n\n"
 		"exit status: 0 mounted, 4 directory errors (refused), 8 cannot read the\n"
@@ -150,6 +163,42 @@ static int number_opt(struct nf_options *o, const char *arg)
 	return -1; /* cannot happen: opt_spec has no other KEY_NUMBER */
 }
 
+/* An option of the remote engine's (remote/remote.h, the same names as
+ * ninfer-check -o): kept, its strings in a copy.  1 when not one, 0 taken,
+ * -1 after a message (a bad value: exit 16). */
+static int remote_opt(struct nf_fs *fs, const char *arg)
+{
+	char *kv = strdup(arg), *err = NULL;
+	char **grown;
+	int rc;
+
+	if (kv == NULL)
+		return -1;
+	rc = nf_remote_opts_set(&fs->remote_opts, kv, &err);
+	if (rc == -ENOENT) {
+		free(kv);
+		return 1;
+	}
+	if (rc < 0) {
+		char *shown = nf_remote_redact_arg(arg);
+		fprintf(stderr, "ninferfs: -o %s: %s\n", shown ? shown : "?", err ? err : "bad value");
+		free(shown);
+		free(err);
+		free(kv);
+		return -1;
+	}
+	grown = realloc(fs->remote_kv, (fs->nremote_kv + 1) * sizeof *grown);
+	if (grown == NULL) {
+		free(kv);
+		return -1;
+	}
+	fs->remote_kv = grown;
+	fs->remote_kv[fs->nremote_kv++] = kv;
+	if (fs->remote_first == NULL && (fs->remote_first = nf_remote_redact_arg(arg)) == NULL)
+		return -1;
+	return 0;
+}
+
 /* An option of a family's: kept in that family's block (the first each
  * family took is remembered, to refuse it when another family mounts).
  * 1 when no family takes it (libfuse's then), 0 taken, -1 on ENOMEM. */
@@ -197,7 +246,10 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			o->fake = 1;
 			return 0;
 		}
-		return family_opt(fs, arg);
+		{
+		int r = remote_opt(fs, arg);
+		return r <= 0 ? r : family_opt(fs, arg);
+	}
 	case FUSE_OPT_KEY_NONOPT:
 		if (o->source == NULL) {
 			o->source = strdup(arg);
@@ -225,9 +277,10 @@ static char *opt_escape(const char *s)
 	return out;
 }
 
-static int add_default_opts(struct fuse_args *args, const struct nf_options *o, const char *source)
+static int add_default_opts(struct fuse_args *args, const struct nf_options *o, const char *source,
+			    bool remote)
 {
-	char *abs = realpath(source, NULL);
+	char *abs = remote ? NULL : realpath(source, NULL);
 	char *esc = opt_escape(abs ? abs : source), *opt = NULL;
 	int rc = -1;
 
@@ -269,7 +322,7 @@ static int choose_family(struct nf_fs *fs, const char *prog)
 	for (size_t i = 0; i < NFAMILIES; i++)
 		if (i != k && fs->fam_opt_first[i]) {
 			fprintf(stderr, "%s: -o %s is an option of %s sources, and %s is mounted as %s\n",
-				prog, fs->fam_opt_first[i], families[i]->name, fs->opt.source,
+				prog, fs->fam_opt_first[i], families[i]->name, fs->shown,
 				families[k]->name);
 			return -1;
 		}
@@ -277,11 +330,54 @@ static int choose_family(struct nf_fs *fs, const char *prog)
 	return 0;
 }
 
+/* A path a remote option names, made absolute (kept with the option
+ * copies): the daemon works from "/" once it has forked.  0 or -1
+ * (ENOMEM). */
+static int absolute(struct nf_fs *fs, const char **slot)
+{
+	char *abs, **grown;
+
+	if (*slot == NULL || **slot == '/' || **slot == '\0' || (abs = realpath(*slot, NULL)) == NULL)
+		return 0;   /* absolute, or missing: the open names it as given */
+	grown = realloc(fs->remote_kv, (fs->nremote_kv + 1) * sizeof *grown);
+	if (grown == NULL) {
+		free(abs);
+		return -1;
+	}
+	fs->remote_kv = grown;
+	fs->remote_kv[fs->nremote_kv++] = abs;
+	*slot = abs;
+	return 0;
+}
+
+/* The source: a URL is a remote set, with the remote options; a local
+ * path takes none.  0, or -1 after a message. */
+static int check_source(struct nf_fs *fs, const char *prog)
+{
+	fs->remote = nf_remote_is_url(fs->opt.source);
+	fs->shown = fs->remote ? nf_remote_redact(fs->opt.source) : strdup(fs->opt.source);
+	if (fs->shown == NULL) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	if (!fs->remote && fs->remote_first) {
+		fprintf(stderr, "%s: -o %s is an option of remote sources (a URL: http://, https://, "
+				"s3://), and %s is a local path\n", prog, fs->remote_first, fs->shown);
+		return -1;
+	}
+	if (fs->remote && (absolute(fs, &fs->remote_opts.cafile) < 0 ||
+			   absolute(fs, &fs->remote_opts.cache_dir) < 0)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_options(struct nf_fs *fs, const char *prog)
 {
 	struct nf_options *o = &fs->opt;
 
-	if (choose_family(fs, prog) < 0)
+	if (check_source(fs, prog) < 0 || choose_family(fs, prog) < 0)
 		return -1;
 	for (size_t i = 0; i < NFAMILIES; i++)
 		if (families[i] == fs->family && families[i]->check &&
@@ -311,6 +407,7 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 			fprintf(stderr, "ninferfs: out of memory\n");
 			return -1;
 		}
+	nf_remote_opts_init(&fs->remote_opts);   /* the defaults, before any -o */
 	/* opt_spec's offsets are into fs->opt, its first member */
 	if (fuse_opt_parse(args, fs, opt_spec, opt_proc) != 0)
 		return -1;
@@ -334,7 +431,7 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 	}
 	if (check_options(fs, prog) < 0)
 		return -1;
-	if (add_default_opts(args, &fs->opt, fs->opt.source) < 0)
+	if (add_default_opts(args, &fs->opt, fs->shown, fs->remote) < 0)
 		return -1;
 	/* The session is made now, before the source is read, because it
 	 * is libfuse that knows the rest of the options: it refuses an
@@ -353,11 +450,24 @@ static int parse_args(struct nf_fs *fs, struct fuse_args *args, struct fuse_cmdl
 static int open_source(struct nf_fs *fs, int argc, char **argv)
 {
 	const struct nf_family *fam = fs->family;
-	struct nf_mount m = {.fs = fs, .source = fs->opt.source, .lenient = fs->opt.lenient,
-			     .argc = argc, .argv = argv};
+	struct nf_mount m = {.fs = fs, .source = fs->opt.source, .shown = fs->shown,
+			     .remote = fs->remote ? &fs->remote_opts : NULL,
+			     .lenient = fs->opt.lenient, .argc = argc};
 	struct nf_opened out;
 	int status = NF_EXIT_ENTRY;
 
+	/* the command line as validation.json shows it: no credentials */
+	fs->shown_argv = calloc((size_t)argc + 1, sizeof *fs->shown_argv);
+	for (int i = 0; fs->shown_argv && i < argc; i++)
+		if ((fs->shown_argv[i] = nf_remote_redact_arg(argv[i])) == NULL) {
+			fprintf(stderr, "ninferfs: out of memory\n");
+			return NF_EXIT_ENTRY;
+		}
+	if (fs->shown_argv == NULL) {
+		fprintf(stderr, "ninferfs: out of memory\n");
+		return NF_EXIT_ENTRY;
+	}
+	m.argv = fs->shown_argv;
 	memset(&out, 0, sizeof out);
 	for (size_t i = 0; i < NFAMILIES; i++)
 		if (families[i] == fam)
@@ -371,10 +481,10 @@ static int open_source(struct nf_fs *fs, int argc, char **argv)
 	fs->mtime = out.mtime;
 	if (nf_extents_check(&fs->set.extents) < 0 || fs->set.extents.n != fs->set.n) {
 		fprintf(stderr, "ninferfs: %s: the %s family's files do not join (extent table)\n",
-			fs->opt.source, fam->name);
+			fs->shown, fam->name);
 		return NF_EXIT_ENTRY;
 	}
-	if (nf_files_doc_init(fs) < 0 || nf_set_init(fs) < 0) {
+	if (nf_files_doc_init(fs) < 0 || nf_set_init(fs) < 0 || nf_counters_init(fs) < 0) {
 		fprintf(stderr, "ninferfs: out of memory\n");
 		return NF_EXIT_ENTRY;
 	}
@@ -387,7 +497,9 @@ static int prepare(struct nf_fs *fs)
 {
 	int rc;
 
-	rc = nf_engine_uring_open(&fs->engine, fs);
+	/* files that are URLs go to the remote engine, local ones to io_uring */
+	rc = fs->set.remote ? nf_engine_remote_open(&fs->engine, fs)
+			    : nf_engine_uring_open(&fs->engine, fs);
 	if (rc < 0) {
 		fprintf(stderr, "ninferfs: cannot start the read engine: %s\n", strerror(-rc));
 		return rc;
@@ -449,7 +561,7 @@ static void *ready_thread(void *p)
 		if (errs || warns)
 			nf_log(ra->fs, errs ? LOG_ERR : LOG_WARNING,
 			       "%s mounted on %s with %zu errors and %zu warnings (see validation.json)",
-			       ra->fs->opt.source, ra->mountpoint, errs, warns);
+			       ra->fs->shown, ra->mountpoint, errs, warns);
 	}
 	/* A failure is told only after the unmount (run_session), so that a
 	 * shell that sees the non-zero status never finds the mount there. */
@@ -588,6 +700,7 @@ static void fs_free(struct nf_fs *fs)
 		fs->engine.ops->close(fs->engine.state);   /* its holds on the files */
 	nf_tree_free(&fs->tree);
 	nf_files_doc_free_all(fs);
+	nf_counters_free(fs);
 	nf_set_free(fs);
 	if (fs->fam)
 		fs->family->close(fs->fam);
@@ -599,6 +712,14 @@ static void fs_free(struct nf_fs *fs)
 	}
 	free(fs->opt.source);
 	free(fs->opt.format);
+	free(fs->shown);
+	for (size_t i = 0; fs->shown_argv && fs->shown_argv[i]; i++)
+		free(fs->shown_argv[i]);
+	free(fs->shown_argv);
+	for (size_t i = 0; i < fs->nremote_kv; i++)
+		free(fs->remote_kv[i]);
+	free(fs->remote_kv);
+	free(fs->remote_first);
 }
 
 int main(int argc, char **argv)

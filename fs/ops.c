@@ -206,14 +206,38 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	list_dir(req, ino, size, off, true);
 }
 
-/* What an open of a generated file holds (fs/handles.c, files_doc.c, a
- * family's document). */
+/* A view read through the engine keeps the engine's stream of that open
+ * (remote: its prefetch windows) in fh, tagged with the low bit: heap
+ * pointers are aligned, and a family document is an untagged fh. */
+#define NF_FH_STREAM 1u
+
+static void *stream_of(const struct fuse_file_info *fi)
+{
+	return fi->fh & NF_FH_STREAM ? (void *)(uintptr_t)(fi->fh & ~(uint64_t)NF_FH_STREAM) : NULL;
+}
+
+/* A stream for an open of a view the engine reads, if the engine keeps
+ * them (a failure only costs the prefetch: fh stays 0). */
+static void open_stream(struct nf_fs *fs, struct fuse_file_info *fi)
+{
+	void *stream = NULL;
+
+	if (fs->engine.ops->stream_new == NULL ||
+	    fs->engine.ops->stream_new(fs->engine.state, &stream) < 0 || stream == NULL)
+		return;
+	fi->fh = (uint64_t)(uintptr_t)stream | NF_FH_STREAM;
+}
+
+/* What an open holds: a generated file's state (fs/handles.c,
+ * files_doc.c, a family's document), or the engine's stream. */
 static void release_handle(struct nf_fs *fs, const struct nf_node *node, uint32_t idx,
 			   const struct fuse_file_info *fi)
 {
 	if (fi->fh == 0 || node->is_dir)
 		return;
-	if (node->kind == NF_VIEW_STATS)
+	if (fi->fh & NF_FH_STREAM)
+		fs->engine.ops->stream_free(fs->engine.state, stream_of(fi));
+	else if (node->kind == NF_VIEW_STATS)
 		nf_snap_close(fs, (struct nf_snap *)(uintptr_t)fi->fh);
 	else if (node->kind == NF_VIEW_FILES)
 		nf_files_doc_close(fs, (struct nf_files_doc *)(uintptr_t)fi->fh);
@@ -252,6 +276,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (rc < 0)
 			return (void)fuse_reply_err(req, -rc);
 		fi->fh = rc == 0 ? (uint64_t)(uintptr_t)doc : 0;
+		if (rc == 1)
+			open_stream(fs, fi);
 		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
 	} else if (node->kind == NF_VIEW_FILES) {
 		const char *text;
@@ -265,6 +291,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		/* The kernel keeps the pages of an unchanged view; a view on a
 		 * file that changed while mounted starts afresh (issue 11). */
 		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
+		if (node->kind == NF_VIEW_PIECES || node->kind == NF_NODE_SPAN ||
+		    node->kind == NF_VIEW_FILE || family_kind(node))
+			open_stream(fs, fi);
 	}
 	if (fuse_reply_open(req, fi) != 0)
 		release_handle(fs, node, (uint32_t)n, fi);
@@ -289,63 +318,53 @@ static void reply_memory(fuse_req_t req, const char *mem, uint64_t size, size_t 
 	fuse_reply_buf(req, mem + off, len);
 }
 
-/* PIECES, FILE and family views: built in the thread's buffer. */
-static void read_view(fuse_req_t req, struct nf_fs *fs, uint32_t node, const struct nf_view *v,
-		      size_t len, off_t off)
+/* PIECES, FILE and family views: built in the thread's reply buffer (its
+ * work area), which is the buffer the reply is sent from. */
+static void read_view(fuse_req_t req, struct nf_fs *fs, struct nf_thread *th, uint32_t node,
+		      const struct nf_view *v, size_t len, off_t off,
+		      void *stream)
 {
-	struct nf_thread *th = nf_thread_get(fs);
+	char *buf;
 	int rc;
 
 	if ((uint64_t)off >= v->size)
 		return (void)fuse_reply_buf(req, NULL, 0);
 	if (len > v->size - (uint64_t)off)
 		len = (size_t)(v->size - (uint64_t)off);
-	if (th == NULL)
+	if ((buf = nf_thread_reply(th, len)) == NULL)
 		return (void)fuse_reply_err(req, ENOMEM);
-	if (len > th->bufcap) {
-		char *b = realloc(th->buf, len);
-		if (b == NULL)
-			return (void)fuse_reply_err(req, ENOMEM);
-		th->buf = b;
-		th->bufcap = len;
-	}
 	if (v->kind == NF_VIEW_PIECES) {
-		rc = nf_read_pieces(fs, th, v, (uint64_t)off, len, th->buf);
+		rc = nf_read_pieces(fs, th, stream, v, (uint64_t)off, len, buf);
 	} else if (v->kind == NF_VIEW_FILE) {
-		rc = nf_read_file(fs, th, v, (uint64_t)off, len, th->buf);
+		rc = nf_read_file(fs, th, stream, v, (uint64_t)off, len, buf);
 	} else if (len == 0) {
 		rc = 0;
 	} else {
-		struct nf_rd rd = {.fs = fs, .th = th};
-		rc = fs->family->read(fs->fam, &rd, node, v, (uint64_t)off, len, th->buf);
+		struct nf_rd rd = {.fs = fs, .th = th, .stream = stream};
+		rc = fs->family->read(fs->fam, &rd, node, v, (uint64_t)off, len, buf);
 	}
 	if (rc < 0)
 		return (void)fuse_reply_err(req, -rc);
-	atomic_fetch_add(&fs->bytes, len);
-	fuse_reply_buf(req, th->buf, len);
+	nf_count(&th->c.bytes, len);
+	fuse_reply_buf(req, buf, len);
 }
 
 /* The reply is made from a copy in the thread's buffer: the kernel may
  * complete the request, and release() free the snapshot, before writev()
  * returns to us. */
-static void read_snapshot(fuse_req_t req, struct nf_fs *fs, const char *snap, size_t size,
+static void read_snapshot(fuse_req_t req, struct nf_thread *th, const char *snap, size_t size,
 			  size_t len, off_t off)
 {
-	struct nf_thread *th = nf_thread_get(fs);
+	char *buf;
 
-	if ((uint64_t)off >= size || th == NULL)
-		return (void)(th ? fuse_reply_buf(req, NULL, 0) : fuse_reply_err(req, ENOMEM));
+	if ((uint64_t)off >= size)
+		return (void)fuse_reply_buf(req, NULL, 0);
 	if (len > size - (size_t)off)
 		len = size - (size_t)off;
-	if (len > th->bufcap) {
-		char *b = realloc(th->buf, len);
-		if (b == NULL)
-			return (void)fuse_reply_err(req, ENOMEM);
-		th->buf = b;
-		th->bufcap = len;
-	}
-	memcpy(th->buf, snap + off, len);
-	fuse_reply_buf(req, th->buf, len);
+	if ((buf = nf_thread_reply(th, len)) == NULL)
+		return (void)fuse_reply_err(req, ENOMEM);
+	memcpy(buf, snap + off, len);
+	fuse_reply_buf(req, buf, len);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -353,35 +372,40 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct nf_fs *fs = fs_of(req);
 	int64_t n = node_of(fs, ino);
+	struct nf_thread *th;
 	struct nf_view view;
 	const struct nf_view *v = &view;
 
 	if (n < 0 || off < 0)
 		return (void)fuse_reply_err(req, n < 0 ? ENOENT : EINVAL);
+	if ((th = nf_thread_get(fs)) == NULL)
+		return (void)fuse_reply_err(req, ENOMEM);
 	nf_tree_view(&fs->tree, (uint32_t)n, &view);
-	atomic_fetch_add(&fs->reads, 1);
+	/* counted on this thread: no cache line shared with the others */
+	nf_count(&th->c.reads, 1);
+	nf_count(&th->c.sizes[nf_size_bucket(size)], 1);
 	switch (v->kind) {
 	case NF_VIEW_MEMORY:
 		return reply_memory(req, v->mem, v->size, size, off);
 	case NF_VIEW_STATS: {
 		const struct nf_snap *s = (const struct nf_snap *)(uintptr_t)fi->fh;
-		return read_snapshot(req, fs, s ? s->text : NULL, s ? s->len : 0, size, off);
+		return read_snapshot(req, th, s ? s->text : NULL, s ? s->len : 0, size, off);
 	}
 	case NF_VIEW_FILES: {
 		size_t len;
 		const char *text = nf_files_doc_text((struct nf_files_doc *)(uintptr_t)fi->fh, &len);
-		return read_snapshot(req, fs, text, len, size, off);
+		return read_snapshot(req, th, text, len, size, off);
 	}
 	case NF_VIEW_PIECES:
 	case NF_VIEW_FILE:
-		return read_view(req, fs, (uint32_t)n, v, size, off);
+		return read_view(req, fs, th, (uint32_t)n, v, size, off, stream_of(fi));
 	default:
 		if (v->kind < NF_VIEW_FAMILY)
 			return (void)fuse_reply_err(req, EISDIR);
-		if (fi->fh)   /* a document the family made at open */
-			return read_snapshot(req, fs, (const char *)(uintptr_t)fi->fh,
+		if (fi->fh && !(fi->fh & NF_FH_STREAM))   /* a document the family made at open */
+			return read_snapshot(req, th, (const char *)(uintptr_t)fi->fh,
 					     (size_t)v->size, size, off);
-		return read_view(req, fs, (uint32_t)n, v, size, off);
+		return read_view(req, fs, th, (uint32_t)n, v, size, off, stream_of(fi));
 	}
 }
 

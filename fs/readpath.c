@@ -8,33 +8,96 @@
  * reply buffer, all of one request in one engine read.  A FILE view is one
  * segment of its file.  A family's read queues its spans the same way
  * (nf_rd_queue) and runs them at once (nf_rd_run).  Every segment read is
- * counted on its file, and a file's first failure logged (set.c). */
+ * counted on its file, in the thread's own counters (counters.c), and a
+ * file's first failure logged (set.c).
+ *
+ * Each worker thread has a work area in huge pages that holds the reply
+ * (nf_thread_reply) and, after it, the request's scratch (nf_rd_scratch:
+ * a family's source bytes to decode and its plan); it grows to what one
+ * request needed and is kept, so that a read allocates nothing.  The
+ * engine seam (fs/engine.h) is not changed by this: it still gets one
+ * segment list per request, whatever memory the segments land in. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fs/context.h"
+
+/* The work area and big scratch blocks are made of whole huge pages
+ * (2 MiB on x86-64; MADV_HUGEPAGE asks for them even when transparent huge
+ * pages are madvise-only).  Measured on the 2-core VM of bench/README.md
+ * (issue 15): a 1 MiB copy from the page cache into 4 KiB pages costs
+ * 0.59 CPU-s/GiB, into one huge page 0.12, the same read(2), pread or
+ * io_uring read; every copy of a read goes through this memory three
+ * times (the engine's read of the source into it, the decode out of it,
+ * the kernel's copy of the reply out of it, whose page pinning walks one
+ * entry instead of 256). */
+#define NF_HUGE ((size_t)2 << 20)
+/* A request asking for more than this (a read over thousands of tiny
+ * tensors) gets side blocks every time instead of a bigger area. */
+#define NF_WORK_MAX ((size_t)16 << 20)
+
+struct nf_side {
+	struct nf_side *next;
+	size_t size;
+};
+
+static size_t align64(size_t n)
+{
+	return n > SIZE_MAX - 63 ? 0 : (n + 63) & ~(size_t)63;
+}
+
+/* `n` bytes (rounded up to whole huge pages) aligned to a huge page. */
+static void *huge_alloc(size_t n, size_t *cap)
+{
+	size_t c;
+	void *p;
+
+	if (n > SIZE_MAX - NF_HUGE)
+		return NULL;
+	c = (n + NF_HUGE - 1) & ~(NF_HUGE - 1);
+	p = aligned_alloc(NF_HUGE, c);
+	if (p == NULL)
+		return NULL;
+	(void)madvise(p, c, MADV_HUGEPAGE);   /* advice only: 4 KiB pages still work */
+	*cap = c;
+	return p;
+}
 
 struct nf_thread *nf_thread_get(struct nf_fs *fs)
 {
 	struct nf_thread *th = pthread_getspecific(fs->thread_key);
+	size_t size = (sizeof *th + 63) & ~(size_t)63;
 
 	if (th)
 		return th;
-	th = calloc(1, sizeof *th);
+	/* on cache lines of its own: its counters are written on every read */
+	th = aligned_alloc(64, size);
 	if (th == NULL)
 		return NULL;
+	memset(th, 0, sizeof *th);
+	th->fs = fs;
 	th->engine = &fs->engine;
 	if (fs->engine.ops->thread_new(fs->engine.state, &th->eng) < 0) {
 		free(th);
 		return NULL;
 	}
-	if (pthread_setspecific(fs->thread_key, th) != 0) {
+	if (nf_counters_join(fs, th) < 0 || pthread_setspecific(fs->thread_key, th) != 0) {
 		nf_thread_free(th);
 		return NULL;
 	}
 	return th;
+}
+
+static void free_side(struct nf_thread *th)
+{
+	while (th->side) {
+		struct nf_side *s = th->side;
+		th->side = s->next;
+		free(s);
+	}
 }
 
 void nf_thread_free(void *p)
@@ -43,11 +106,71 @@ void nf_thread_free(void *p)
 
 	if (th == NULL)
 		return;
+	nf_counters_leave(th->fs, th);
 	th->engine->ops->thread_free(th->eng);
-	free(th->buf);
+	free_side(th);
+	free(th->work);
 	free(th->segs);
 	free(th->ios);
 	free(th);
+}
+
+char *nf_thread_reply(struct nf_thread *th, size_t len)
+{
+	size_t want = th->high > len ? th->high : len;
+
+	free_side(th);
+	/* the area grows to what a request asked (reply and scratch), once:
+	 * from then on a request allocates nothing */
+	if (want > th->workcap && want <= NF_WORK_MAX) {
+		size_t cap;
+		char *w = huge_alloc(want, &cap);
+		if (w == NULL && len > th->workcap)
+			return NULL;
+		if (w) {
+			free(th->work);
+			th->work = w;
+			th->workcap = cap;
+		}
+	} else if (len > th->workcap) {
+		size_t cap;
+		char *w = huge_alloc(len, &cap);
+		if (w == NULL)
+			return NULL;
+		free(th->work);
+		th->work = w;
+		th->workcap = cap;
+	}
+	th->used = th->total = align64(len);
+	return th->work;
+}
+
+void *nf_rd_scratch(struct nf_rd *rd, size_t n)
+{
+	struct nf_thread *th = rd->th;
+	size_t n64 = align64(n ? n : 1);
+	struct nf_side *s;
+
+	if (n64 == 0 || th->total > SIZE_MAX - n64)
+		return NULL;
+	th->total += n64;
+	if (th->total > th->high)
+		th->high = th->total;
+	if (n64 <= th->workcap - th->used) {
+		void *p = th->work + th->used;
+		th->used += n64;
+		return p;
+	}
+	/* does not fit this time: a block of its own until the next request */
+	if (n64 > SIZE_MAX - 64 - sizeof *s)
+		return NULL;
+	s = aligned_alloc(64, align64(sizeof *s) + n64);
+	if (s == NULL)
+		return NULL;
+	s->next = th->side;
+	s->size = n64;
+	th->side = s;
+	return (char *)s + align64(sizeof *s);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -110,7 +233,7 @@ static int queue_span(struct nf_fs *fs, struct nf_thread *th, uint64_t logical, 
 	return 0;
 }
 
-/* What this thread's engine counted since its last read, into the stats. */
+/* This thread's engine totals, into its counters for the stats. */
 static void add_engine_stats(struct nf_fs *fs, struct nf_thread *th)
 {
 	const struct nf_engine_ops *ops = fs->engine.ops;
@@ -119,10 +242,8 @@ static void add_engine_stats(struct nf_fs *fs, struct nf_thread *th)
 	if (ops->nstats == 0)
 		return;
 	ops->stats(th->eng, now);
-	for (unsigned k = 0; k < ops->nstats; k++) {
-		atomic_fetch_add(&fs->engine_stats[k], now[k] - th->last[k]);
-		th->last[k] = now[k];
-	}
+	for (unsigned k = 0; k < ops->nstats; k++)
+		atomic_store_explicit(&th->c.engine[k], now[k], memory_order_relaxed);
 }
 
 /* Read the ios queued in th->ios: the one place reads are issued, counted
@@ -130,20 +251,20 @@ static void add_engine_stats(struct nf_fs *fs, struct nf_thread *th)
  * removed while mounted fails the reads that touch it (the engine acquires
  * every file through the family, which compares it with what it first
  * opened).  Returns 0 or -EIO. */
-static int run_ios(struct nf_fs *fs, struct nf_thread *th, size_t nios)
+static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t nios)
 {
 	int rc;
 
 	if (nios == 0)
 		return 0;
-	rc = fs->engine.ops->read(th->eng, th->ios, nios);
+	rc = fs->engine.ops->read(th->eng, stream, th->ios, nios);
 	add_engine_stats(fs, th);
-	nf_set_account(fs, th->ios, nios);
+	nf_set_account(fs, &th->c, th->ios, nios);
 	return rc < 0 ? -EIO : 0;
 }
 
-int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		   size_t len, char *out)
+int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		   uint64_t off, size_t len, char *out)
 {
 	const struct nf_piece *pc = v->pieces + v->first;
 	uint64_t end = off + len;   /* off + len <= v->size: checked by the caller */
@@ -165,16 +286,16 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, const struct nf_view 
 			break;
 	}
 	if (rc == 0)
-		rc = run_ios(fs, th, nios);
+		rc = run_ios(fs, th, stream, nios);
 	if (rc < 0) {
-		atomic_fetch_add(&fs->errors, 1);
+		nf_count(&th->c.errors, 1);
 		return -EIO;
 	}
 	return 0;
 }
 
-int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v, uint64_t off,
-		 size_t len, char *out)
+int nf_read_file(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
+		 uint64_t off, size_t len, char *out)
 {
 	uint64_t at;
 
@@ -183,12 +304,12 @@ int nf_read_file(struct nf_fs *fs, struct nf_thread *th, const struct nf_view *v
 	if (grow((void **)&th->ios, &th->iocap, 1, sizeof *th->ios) < 0)
 		return -ENOMEM;
 	if (v->file >= fs->set.n || __builtin_add_overflow(v->file_offset, off, &at)) {
-		atomic_fetch_add(&fs->errors, 1);
+		nf_count(&th->c.errors, 1);
 		return -EIO;
 	}
 	th->ios[0] = (struct nf_io){.file = v->file, .offset = at, .length = len, .dst = out};
-	if (run_ios(fs, th, 1) < 0) {
-		atomic_fetch_add(&fs->errors, 1);
+	if (run_ios(fs, th, stream, 1) < 0) {
+		nf_count(&th->c.errors, 1);
 		return -EIO;
 	}
 	return 0;
@@ -204,10 +325,10 @@ int nf_rd_run(struct nf_rd *rd)
 	size_t n = rd->nios;
 
 	rd->nios = 0;
-	return run_ios(rd->fs, rd->th, n);
+	return run_ios(rd->fs, rd->th, rd->stream, n);
 }
 
 void nf_rd_failed(struct nf_rd *rd)
 {
-	atomic_fetch_add(&rd->fs->errors, 1);
+	nf_count(&rd->th->c.errors, 1);
 }

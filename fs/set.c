@@ -1,5 +1,5 @@
 /* fs/set.c — the adapter's side of the backing files (set.h): per-file
- * counters, and the one place a segment read is counted and its failure
+ * flags, and the one place a segment read is counted and its failure
  * logged. */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,21 +55,21 @@ static void log_failure(struct nf_fs *fs, uint32_t f, int result)
 					     ? "file missing or bad" : strerror(-result));
 }
 
-void nf_set_account(struct nf_fs *fs, const struct nf_io *ios, size_t n)
+void nf_set_account(struct nf_fs *fs, struct nf_counts *counts, const struct nf_io *ios, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint32_t f = ios[i].file;
-		struct nf_file_counters *c;
+		struct nf_fcount *c;
 
 		if (f >= fs->set.n || ios[i].result == -ECANCELED)
 			continue;
-		c = &fs->files[f];
-		atomic_fetch_add(&c->reads, 1);
+		c = &counts->files[f];
+		nf_count(&c->reads, 1);
 		if (ios[i].result == 0) {
-			atomic_fetch_add(&c->bytes, ios[i].length);
+			nf_count(&c->bytes, ios[i].length);
 			continue;
 		}
-		atomic_fetch_add(&c->errors, 1);
+		nf_count(&c->errors, 1);
 		log_failure(fs, f, ios[i].result);
 	}
 }

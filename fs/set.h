@@ -26,6 +26,8 @@
 #include "io/extent.h"
 #include "io/io.h"
 
+struct nf_remote;
+
 enum nf_fstatus {
 	NF_FSTATUS_UNCHECKED = 0,   /* never opened */
 	NF_FSTATUS_PRESENT,
@@ -40,6 +42,8 @@ struct nf_set_stats {
 	uint64_t evictions, reopens;   /* closed to make room; opened again */
 	uint64_t changes;              /* files found changed: files.json is rebuilt
 					  when it moves */
+	uint64_t activity;             /* moves when a file's counters in files.json
+					  move (remote: requests, cache hits); 0 */
 };
 
 struct nf_set_ops {
@@ -73,13 +77,15 @@ struct nf_set {
 					  working directory at mount), NULL entries for
 					  files that are not local; or NULL */
 	uint64_t bytes;                /* the files' lengths summed (statfs) */
+	struct nf_remote *remote;      /* files that are URLs (remote/remote.h): read
+					  by the remote engine; NULL: local files */
 	const struct nf_set_ops *ops;
 	void *arg;                     /* the ops' first argument */
 };
 
-/* The adapter's counters of one file. */
+/* The adapter's flags of one file (its read counters are per thread:
+ * fs/counters.c). */
 struct nf_file_counters {
-	atomic_uint_fast64_t reads, bytes, errors;
 	atomic_bool logged;      /* the first error on this file was logged */
 	atomic_bool changed;     /* found changed while mounted (watch.c) */
 	atomic_bool inval_due;   /* ... and the kernel's pages of the views on it
@@ -90,10 +96,12 @@ struct nf_fs;
 /* The counters of fs->set (0 or -ENOMEM); freed by nf_set_free. */
 int nf_set_init(struct nf_fs *fs);
 void nf_set_free(struct nf_fs *fs);
-/* Count ios [0, n) done by an engine, each on its file; the first error on
- * a file is logged, later ones not.  An io whose result is -ECANCELED was
- * not issued (an earlier failure stopped the read) and is not counted. */
-void nf_set_account(struct nf_fs *fs, const struct nf_io *ios, size_t n);
+/* Count ios [0, n) done by an engine, each on its file, in the counts of
+ * the thread that read them (fs/counters.c); the first error on a file is
+ * logged, later ones not.  An io whose result is -ECANCELED was not issued
+ * (an earlier failure stopped the read) and is not counted. */
+struct nf_counts;
+void nf_set_account(struct nf_fs *fs, struct nf_counts *c, const struct nf_io *ios, size_t n);
 /* "present", "missing", "bad", "unchecked". */
 const char *nf_fstatus_name(enum nf_fstatus s);
 

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "reader/internal.h"
+#include "reader/source.h"
+#include "remote/remote.h"
 
 static const char *const root_fields[] = {"components", "objects", "bindings", "uses", "files",
 					  "metadata", "provenance", NULL};
@@ -393,18 +395,12 @@ static void free_artifact(struct nf_artifact *a)
 		return;
 	struct nf_artifact_private *p = a->priv;
 	if (p) {
+		if (p->src)
+			p->src->close(a);
 		if (p->files)
-			for (uint32_t i = 0; i < a->nfiles; i++) {
-				if (i > 0 && p->files[i].fd >= 0)
-					close(p->files[i].fd);
+			for (uint32_t i = 0; i < a->nfiles; i++)
 				free(p->files[i].reason);
-			}
 		free(p->files);
-		if (p->entry_fd >= 0)
-			close(p->entry_fd);
-		if (p->dirfd >= 0)
-			close(p->dirfd);
-		free(p->entry_dir);
 		free(p->uses_json);
 		free(p->json_text);
 		if (p->json_map)
@@ -424,19 +420,17 @@ char *nf_uses_json(const struct nf_artifact *a)
 	if (a->json_text)
 		return nf_uses_pretty(a->json_text, p->uses_start, p->uses_end, p->uses_count);
 	/* the text was dropped: the uses array from the entry again, if the
-	 * entry is still the file it was (nf_file_acquire) */
+	 * entry is still the file it was (nf_file_pread checks, for a local
+	 * entry its fingerprint, for a remote one its ETag) */
 	size_t n = p->uses_end - p->uses_start;
 	char *text = malloc(n + 1), *out = NULL;
 	if (!text)
 		return NULL;
 	struct nf_artifact *wa = (struct nf_artifact *)a;   /* only the file state changes */
-	int fd = a->nfiles ? nf_file_acquire(wa, 0) : p->entry_fd;
-	if (fd >= 0 && nf_pread_full(fd, text, n, NF_ENTRY_HEADER_BYTES + p->uses_start) == 0) {
+	if (nf_file_pread(wa, 0, text, n, NF_ENTRY_HEADER_BYTES + p->uses_start) == 0) {
 		text[n] = '\0';
 		out = nf_uses_pretty(text, 0, n, p->uses_count);
 	}
-	if (fd >= 0 && a->nfiles)
-		nf_file_release(wa, 0);
 	free(text);
 	if (!out)
 		errno = EIO; /* cut or changed since: not what the model was built from */
@@ -477,21 +471,6 @@ void nf_artifact_close(struct nf_artifact *a)
 	free_artifact(a);
 }
 
-static int set_paths(struct nf_artifact *a, const char *entry_path)
-{
-	struct nf_artifact_private *p = a->priv;
-	a->entry_path = nf_arena_strdup(&p->arena, entry_path);
-	const char *slash = strrchr(entry_path, '/');
-	a->entry_name = nf_arena_strdup(&p->arena, slash ? slash + 1 : entry_path);
-	if (slash == entry_path)
-		p->entry_dir = strdup("/");
-	else if (slash)
-		p->entry_dir = strndup(entry_path, (size_t)(slash - entry_path));
-	else
-		p->entry_dir = strdup(".");
-	return a->entry_path && a->entry_name && p->entry_dir ? 0 : -ENOMEM;
-}
-
 int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf_artifact **out)
 {
 	return nf_artifact_open_opts(entry_path, NULL, report, out);
@@ -521,31 +500,14 @@ int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opt
 	a->priv = p;
 	nf_arena_init(&p->arena);
 	pthread_mutex_init(&p->lock, NULL);
-	p->dirfd = -1;
-	p->entry_fd = -1;
 	p->max_json = opts ? opts->max_json : 0;
-	p->lru_head = p->lru_tail = UINT32_MAX;
-	p->open_max = nf_files_default_open_max();
-	if (set_paths(a, entry_path) < 0) {
-		free_artifact(a);
-		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
-			      "cannot allocate the artifact");
-		return -ENOMEM;
-	}
-
-	/* O_NONBLOCK: a FIFO or device given as the entry must not hang the
-	 * open; nf_read_entry() refuses anything but a regular file, for
-	 * which the flag changes nothing. */
-	p->entry_fd = open(entry_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (p->entry_fd < 0) {
-		int e = errno;
-		nf_report_add(report, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
-			      "%s: %s", entry_path, strerror(e));
-		free_artifact(a);
-		return -e;
-	}
+	/* Where the files come from (source.h): a URL is a remote set only
+	 * when the caller asks for it, so a caller that knows nothing of URLs
+	 * keeps treating every entry as a path. */
+	bool remote = (flags & NF_OPEN_REMOTE) && nf_remote_is_url(entry_path);
+	p->src = remote ? &nf_source_remote : &nf_source_local;
 	struct nf_build b = {.a = a, .r = report, .ar = &p->arena, .flags = flags};
-	int rc = nf_read_entry(a, p->entry_fd, report, &b.entry_size);
+	int rc = p->src->open(a, entry_path, opts, report, &b.entry_size);
 	if (rc < 0) {
 		free_artifact(a);
 		return rc;
@@ -618,9 +580,6 @@ int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opt
 	/* The entry is files[0]: already open, its length already checked. */
 	if (a->nfiles > 0 && p->files) {
 		struct nf_file_state *st = &p->files[0];
-		st->fd = p->entry_fd;   /* never closed by the cache */
-		st->id = p->entry_id;
-		st->id_known = true;
 		if (b.files_ok && a->files[0].file_bytes != b.entry_size) {
 			st->status = NF_FILE_BAD;
 			st->code = "ENTRY_BAD_LENGTH";
@@ -630,8 +589,11 @@ int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opt
 			st->status = NF_FILE_PRESENT;
 		}
 	}
-	/* The directory of the entry, once: parts are opened beneath it. */
-	p->dirfd = open(p->entry_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rc = p->src->files_ready(a, report);
+	if (rc < 0) {
+		free_artifact(a);
+		return rc;
+	}
 	*out = a;
 	return 0;
 }

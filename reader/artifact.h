@@ -108,7 +108,7 @@ struct nf_file {
 struct nf_artifact_private;
 
 struct nf_artifact {
-	const char *entry_path;     /* as given */
+	const char *entry_path;     /* as given (a URL: redacted, nf_remote_redact) */
 	const char *entry_name;     /* basename */
 	uint8_t artifact_id[NF_ID_BYTES];
 	char artifact_id_hex[2 * NF_ID_BYTES + 1];
@@ -151,6 +151,10 @@ int nf_artifact_open(const char *entry_path, struct nf_report *report, struct nf
 #define NF_OPEN_LAZY_USES_JSON 1u  /* leave a->uses_json NULL when nf_uses_json()
 				      can build it from the text (it is the
 				      largest part of the model of a big set) */
+#define NF_OPEN_REMOTE 2u          /* an entry that nf_remote_is_url() accepts
+				      (http://, https://, s3://) is a remote set
+				      (remote/remote.h, issue 14); without it
+				      every entry is a local path, as before */
 int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_report *report,
 			   struct nf_artifact **out);
 /* The same with every option.  max_json is the ceiling on json_bytes
@@ -160,9 +164,13 @@ int nf_artifact_open_flags(const char *entry_path, unsigned flags, struct nf_rep
  * about 430 MB (bench/README.md), so the default leaves ten times that,
  * and bounds the address space the mapping of the JSON may take. */
 #define NF_DEFAULT_MAX_JSON ((uint64_t)4 << 30)
+struct nf_remote_opts;
 struct nf_open_opts {
 	unsigned flags;            /* NF_OPEN_* */
 	uint64_t max_json;
+	/* A remote set's engine options (nf_remote_opts_init, _set); NULL:
+	 * the defaults.  It and its strings must outlive the artifact. */
+	const struct nf_remote_opts *remote;
 };
 int nf_artifact_open_opts(const char *entry_path, const struct nf_open_opts *opts,
 			  struct nf_report *report, struct nf_artifact **out);
@@ -173,8 +181,18 @@ int64_t nf_object_find(const struct nf_artifact *a, const char *id);
 int64_t nf_binding_find(const struct nf_artifact *a, const char *name);
 
 /* Files of the set (seed §3.2, §11.1), behind one narrow interface: every
- * read of a file's bytes goes between nf_file_acquire and nf_file_release;
- * status, fingerprint and verify say what is known of it.  Thread-safe.
+ * read of a file's bytes goes through nf_file_pread, or, for a local set,
+ * between nf_file_acquire and nf_file_release; status, fingerprint and
+ * verify say what is known of it.  Thread-safe.
+ *
+ * The files come from one of two sources, chosen at open: a local
+ * directory, or (NF_OPEN_REMOTE and a URL) a remote set, whose parts are
+ * the URLs beside the entry's (remote/remote.h resolves and encodes them;
+ * a part whose path breaks seed §3.3 is never requested).  Both check a
+ * part the first time it is needed: its 32-byte header (magic, part_index,
+ * artifact_id) and its length, and record its identity: a local file's
+ * fingerprint, a remote file's ETag (or Last-Modified) at its first
+ * response, which every later response must carry.
  *
  * nf_file_acquire() opens file i the first time it is needed, relative to
  * the entry's directory and never outside it, checks the part header
@@ -188,19 +206,43 @@ int64_t nf_binding_find(const struct nf_artifact *a, const char *name);
  * had now: a limit of this run; the file's status does not change),
  * -EINVAL.  Parts are held in a bounded cache (nf_files_set_open_max):
  * a released part may be closed, and is reopened on the next acquire,
- * which fails with -EIO unless it is still the very file first opened. */
+ * which fails with -EIO unless it is still the very file first opened.
+ * A remote set has no descriptors: nf_file_acquire returns -EREMOTE
+ * (read with nf_file_pread, or through nf_artifact_remote's engine). */
 int nf_file_acquire(struct nf_artifact *a, uint32_t i);
 void nf_file_release(struct nf_artifact *a, uint32_t i);
 /* Acquire and release: compare file i with its fingerprint now.  0, or
- * what nf_file_acquire returned. */
+ * what nf_file_acquire returned.  Remote: checks the part if it was not
+ * yet (one request), else makes no request and takes what the engine
+ * found since (the object changed on the server, 404 after a first
+ * response) into the file's status, calling the change hook once; 0,
+ * -ENOENT (missing), -EIO (bad or changed). */
 int nf_file_verify(struct nf_artifact *a, uint32_t i);
+/* All of [off, off+len) of file i (absolute file offsets) into buf, for
+ * every synchronous read (tools, tests, uses.json, --deep), local or
+ * remote: checks the file first as nf_file_acquire would.  0, -ENOENT
+ * (missing), -EIO (bad, changed, or a failed remote read), -ENODATA (a
+ * local file ends early), -EMFILE/-ENFILE, -EINVAL (index or span).
+ * i == 0 reads the entry even when the set has no usable files table. */
+int nf_file_pread(struct nf_artifact *a, uint32_t i, void *buf, uint64_t len, uint64_t off);
+/* The redacted URL of file i of a remote set (no credentials: fit to
+ * print); NULL for a local set, an index out of range, or a part whose
+ * path breaks seed §3.3 (never requested). */
+const char *nf_file_url(const struct nf_artifact *a, uint32_t i);
+/* The engine's handle of a remote set (NULL for a local set), for the
+ * daemon's reads: file i of the artifact is file i of the handle (the
+ * range map's segments go to nf_remote_read unchanged), and its per-file
+ * counters are nf_remote_file_stats.  Owned by the artifact. */
+struct nf_remote;
+struct nf_remote *nf_artifact_remote(const struct nf_artifact *a);
 enum nf_file_status nf_file_status(const struct nf_artifact *a, uint32_t i, const char **reason);
 /* The identity recorded at a file's first open. */
 struct nf_file_fingerprint {
 	uint64_t dev, ino, size;
 	struct timespec mtime, ctime;
 };
-/* 0 and *out, or -ENOENT when the file was never opened. */
+/* 0 and *out, or -ENOENT when the file was never opened, -EREMOTE for a
+ * remote set (its identity is its ETag: nf_remote_file_stats). */
 int nf_file_fingerprint(const struct nf_artifact *a, uint32_t i, struct nf_file_fingerprint *out);
 /* Called (from the thread that noticed, no lock held) once per file that
  * becomes bad because it changed; NULL: none.  For the daemon's page-cache
@@ -209,7 +251,8 @@ void nf_files_set_change_hook(struct nf_artifact *a, void (*hook)(void *arg, uin
 			      void *arg);
 /* The cache: at most `n` part descriptors stay open when released (more
  * are open only while acquired).  Default: nf_files_default_open_max() at
- * open, half the soft RLIMIT_NOFILE (at least 4). */
+ * open, half the soft RLIMIT_NOFILE (at least 4).  No-op for a remote set
+ * (its stats are 0 but for `changes`). */
 void nf_files_set_open_max(struct nf_artifact *a, uint32_t n);
 uint32_t nf_files_default_open_max(void);
 struct nf_files_stats {
@@ -250,8 +293,8 @@ int nf_artifact_check_deep(struct nf_artifact *a, struct nf_report *report,
 			   void (*progress)(void *arg, uint64_t done, uint64_t total),
 			   void *progress_arg);
 
-/* Read logical payload bytes [off, off+len) into buf with pread, through
- * the range map, opening files as needed.  Returns 0; -ERANGE when the
+/* Read logical payload bytes [off, off+len) into buf with nf_file_pread,
+ * through the range map, opening files as needed.  Returns 0; -ERANGE when the
  * range is not inside the payload; or the first failing file's -errno
  * (-ENODATA when it ends early, -EIO/-ENOENT when missing or bad), with its
  * index in *failed_file when that is not NULL.  The daemon reads through

@@ -205,12 +205,10 @@ static void check_header_zeros(struct deep *d, uint32_t file, uint64_t begin, ui
 {
 	if (begin >= end)
 		return;
-	int fd = nf_file_acquire(d->a, file);
-	if (fd < 0)
-		return;
+	if (nf_file_verify(d->a, file) < 0)
+		return;   /* missing or bad: already a finding */
 	uint64_t n = end - begin; /* < 4096 */
-	int rc = nf_pread_full(fd, d->buf, n, begin);
-	nf_file_release(d->a, file);
+	int rc = nf_file_pread(d->a, file, d->buf, n, begin);
 	if (rc < 0) {
 		read_failed(d, file, "file offset", begin, rc);
 		return;

@@ -51,7 +51,6 @@ void nf_build_files(struct nf_build *b, json_t *files, uint64_t entry_size)
 	uint64_t p = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_t *rec = json_array_get(files, i);
-		st[i].fd = -1;
 		st[i].status = NF_FILE_UNCHECKED;
 		st[i].path_ok = true;
 		struct nf_where w = {.table = "files", .index = i};

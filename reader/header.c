@@ -3,25 +3,15 @@
  * The entry starts with a 32-byte header: magic "NINFER\0\3", json_bytes
  * (little-endian PositiveU64) and the 16-byte artifact_id; the JSON text
  * is [32, 32+json_bytes) and the payload starts at the next multiple of
- * 4096.  Everything here is a directory error except not being able to
- * read the entry at all, which is operational (exit 8).
- *
- * The JSON is mapped, not read (issue 11: a 16 GiB sparse entry claiming 8
- * GiB of JSON was read whole, 40 s and 8.4 GB, to report a syntax error at
- * byte 6): a private read-only mapping whose pages are read only when the
- * parser touches them, so a directory that is bad early fails at once and
- * memory follows what was parsed, not what was claimed; and a claim above
- * the caller's ceiling is refused unread.  The parser wants a NUL after the
- * text: the mapping is laid over an anonymous reservation one byte longer,
- * and that byte (in a copied-on-write page) is set to 0.  A file system
- * that cannot map the entry gets the old malloc and pread. */
+ * 4096.  Everything here is a directory error except a claim above the
+ * caller's ceiling (operational).  The rules do not depend on where the
+ * entry is: each source (source.h) reads the 32 bytes and the length its
+ * own way, calls nf_entry_header, then makes the JSON text (the local one
+ * maps it, the remote one fetches it in chunks: json_fetch.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "reader/internal.h"
 
@@ -41,64 +31,15 @@ static void hexbytes(char *out, const uint8_t *p, size_t n)
 		sprintf(out + 3 * i, i + 1 < n ? "%02x " : "%02x", p[i]);
 }
 
-/* Map [0, 32 + json_bytes) of the entry with a NUL after it; 0, or -errno
- * (nothing mapped).  The caller checked that the file holds those bytes, so
- * every file page of the mapping has bytes of the file (no SIGBUS unless
- * the file shrinks meanwhile: limits.c guards the tools against that). */
-static int map_json(struct nf_artifact *a, int fd)
-{
-	struct nf_artifact_private *p = a->priv;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t text_end = NF_ENTRY_HEADER_BYTES + (size_t)a->json_bytes;
-	size_t file_len = (text_end + page - 1) / page * page;
-	size_t map_len = (text_end + 1 + page - 1) / page * page;
-	char *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (base == MAP_FAILED)
-		return -errno;
-	if (mmap(base, file_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		int e = errno;
-		munmap(base, map_len);
-		return -e;
-	}
-	base[text_end] = '\0';   /* copies one page; the file is never written */
-	mprotect(base, map_len, PROT_READ);
-	p->json_map = base;
-	p->json_map_len = map_len;
-	a->json_text = base + NF_ENTRY_HEADER_BYTES;
-	return 0;
-}
-
-int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *entry_size)
+int nf_entry_header(struct nf_artifact *a, const uint8_t *h, uint64_t entry_size,
+		    struct nf_report *r)
 {
 	const char *name = a->entry_name;
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
-			      "%s: fstat failed: %s", a->entry_path, strerror(e));
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
-			      "%s: not a regular file", a->entry_path);
-		return -EINVAL;
-	}
-	*entry_size = (uint64_t)st.st_size;
-	nf_fingerprint_of(&st, &a->priv->entry_id);
-
-	uint8_t h[NF_ENTRY_HEADER_BYTES];
-	if (*entry_size < NF_ENTRY_HEADER_BYTES) {
+	if (!h || entry_size < NF_ENTRY_HEADER_BYTES) {
 		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "HEADER_TRUNCATED", "header",
 			      "seed §3.1: the entry header is 32 bytes; %s has %llu bytes", name,
-			      (unsigned long long)*entry_size);
+			      (unsigned long long)entry_size);
 		return -EINVAL;
-	}
-	int rc = nf_pread_full(fd, h, sizeof h, 0);
-	if (rc < 0) {
-		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
-			      "%s: reading the header failed: %s", a->entry_path,
-			      rc == -ENODATA ? "file shrank" : strerror(-rc));
-		return rc == -ENODATA ? -EIO : rc;
 	}
 	if (memcmp(h, entry_magic, 8) != 0) {
 		char seen[8 * 3];
@@ -130,11 +71,11 @@ int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *
 			      "seed §3.1: json_bytes is a PositiveU64; %s has 0", name);
 		return -EINVAL;
 	}
-	if (a->json_bytes > *entry_size - NF_ENTRY_HEADER_BYTES) {
+	if (a->json_bytes > entry_size - NF_ENTRY_HEADER_BYTES) {
 		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY, "HEADER_JSON_PAST_EOF", "header",
 			      "seed §3.1: JSON [32, 32+%llu) must lie in the file; %s has %llu bytes",
 			      (unsigned long long)a->json_bytes, name,
-			      (unsigned long long)*entry_size);
+			      (unsigned long long)entry_size);
 		return -EINVAL;
 	}
 	/* json_bytes < entry_size <= 2^63, so these cannot overflow; the
@@ -161,24 +102,5 @@ int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *
 			      (unsigned long long)a->json_bytes);
 		return -ENOMEM;
 	}
-	if (map_json(a, fd) == 0)
-		return 0;
-	char *text = malloc((size_t)a->json_bytes + 1);
-	if (!text) {
-		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "OUT_OF_MEMORY", "header",
-			      "cannot hold the %llu-byte JSON directory",
-			      (unsigned long long)a->json_bytes);
-		return -ENOMEM;
-	}
-	text[a->json_bytes] = '\0';
-	a->priv->json_text = text;
-	rc = nf_pread_full(fd, text, (size_t)a->json_bytes, NF_ENTRY_HEADER_BYTES);
-	if (rc < 0) {
-		nf_report_add(r, NF_SEV_ERROR, NF_SCOPE_OPERATIONAL, "ENTRY_UNREADABLE", "header",
-			      "%s: reading the JSON failed: %s", a->entry_path,
-			      rc == -ENODATA ? "file shrank" : strerror(-rc));
-		return rc == -ENODATA ? -EIO : rc;
-	}
-	a->json_text = text;
 	return 0;
 }

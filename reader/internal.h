@@ -33,39 +33,32 @@ char *nf_arena_memdup0(struct nf_arena *ar, const void *p, size_t n); /* + NUL *
 
 /* ---- private artifact state ------------------------------------------ */
 
+/* What is known of one file of the set, whatever its source (files.c). */
 struct nf_file_state {
 	enum nf_file_status status;
-	int fd;                   /* -1 when not open (not yet, closed by the cache, bad) */
 	char *reason;             /* malloc'd, bad/missing only */
 	const char *code;         /* finding code of a bad/missing file */
 	bool path_ok;             /* false: the path broke seed §3.3, never opened */
-	bool id_known;            /* id was taken at the first open */
-	struct nf_file_fingerprint id;
-	uint32_t pins;            /* acquirers holding fd now (files.c) */
-	bool in_lru;              /* open, unpinned, closable: in the LRU list */
-	uint32_t lru_prev, lru_next;
 };
+
+struct nf_source_ops;
 
 struct nf_artifact_private {
 	struct nf_arena arena;
-	pthread_mutex_t lock;     /* guards files[] state, the cache and dirfd */
-	int dirfd;                /* O_PATH of the entry's directory, -1 until needed */
-	int entry_fd;             /* the entry, kept open (files[0]) */
-	char *entry_dir;          /* directory of the entry, malloc'd */
+	pthread_mutex_t lock;     /* guards files[] state (and the local source's cache) */
+	const struct nf_source_ops *src;   /* where the files come from (source.h) */
+	void *src_state;          /* the source's own state */
 	struct nf_file_state *files;
-	/* the open-file cache of the parts (files.c) */
-	uint32_t nopen, open_max; /* part descriptors open; the cache's bound */
-	uint32_t lru_head, lru_tail;
-	uint64_t evictions, reopens, changes;
+	uint64_t changes;         /* files found changed */
 	void (*change_hook)(void *arg, uint32_t file);
 	void *change_arg;
-	struct nf_file_fingerprint entry_id;   /* the entry at open (header.c) */
 	uint32_t *obj_by_id;      /* object indices sorted by id */
 	uint32_t *bind_by_name;   /* binding indices sorted by name */
 	char *uses_json;          /* malloc'd text behind a->uses_json (streamed build) */
 	char *json_text;          /* malloc'd text behind a->json_text, until dropped
 				     (only where the entry cannot be mapped) */
-	void *json_map;           /* or the mapping of [0, 32 + json_bytes] (header.c) */
+	void *json_map;           /* or the mapping of [0, 32 + json_bytes] (source_local.c,
+				     json_fetch.c): the text is at json_map + 32 */
 	size_t json_map_len;
 	uint64_t max_json;        /* ceiling on json_bytes; 0: NF_DEFAULT_MAX_JSON */
 	/* The uses array's byte range in json_text, for nf_uses_json(); only
@@ -78,15 +71,32 @@ struct nf_artifact_private {
 
 /* ---- header.c --------------------------------------------------------- */
 
-/* Read and check the entry header (seed §3.1) and map the JSON text.  On
- * success the artifact has artifact_id, json_bytes, entry_payload_start
- * and json_text (mapped, or malloc'd: nf_artifact_drop_json_text), and
- * *entry_size holds the entry's length.  -EFBIG: json_bytes is above
- * priv->max_json (JSON_TOO_LARGE). */
-int nf_read_entry(struct nf_artifact *a, int fd, struct nf_report *r, uint64_t *entry_size);
-/* payload.c: pread exactly n bytes at off; 0, -errno, or -ENODATA when the
- * file ends first. */
+/* Check the entry header (seed §3.1): `h` is its 32 bytes, or NULL when the
+ * entry (entry_size bytes) is shorter.  Sets artifact_id, json_bytes and
+ * entry_payload_start.  0, or -EINVAL (a directory finding), -EFBIG
+ * (json_bytes above priv->max_json: JSON_TOO_LARGE), -ENOMEM. */
+int nf_entry_header(struct nf_artifact *a, const uint8_t *h, uint64_t entry_size,
+		    struct nf_report *r);
+
+/* ---- json_fetch.c: the JSON of an entry read with pread, in chunks ---- */
+
+/* Read [32, 32 + json_bytes) of the entry with `fetch` (0 or -errno; *why
+ * may be set to a static or source-owned text naming the cause) into an
+ * anonymous mapping with a NUL after it, chunk by chunk, and stop at the
+ * end of the chunk that holds the directory's first syntax error (the
+ * rest is never fetched and reads as zero bytes).  Sets json_text and
+ * priv->json_map.  0, or -errno with a finding. */
+int nf_json_fetch(struct nf_artifact *a, int (*fetch)(void *ctx, void *buf, uint64_t len,
+						      uint64_t off, const char **why),
+		  void *ctx, struct nf_report *r);
+
+/* ---- source_local.c --------------------------------------------------- */
+
+/* pread exactly n bytes at off; 0, -errno, or -ENODATA when the file ends
+ * first. */
 int nf_pread_full(int fd, void *buf, uint64_t n, uint64_t off);
+struct stat;
+void nf_fingerprint_of(const struct stat *sb, struct nf_file_fingerprint *id);
 
 /* ---- where.c: locating findings -------------------------------------- */
 
@@ -290,13 +300,25 @@ bool nf_index_bindings(struct nf_artifact *a);
 /* Drop the findings after the first `count` (a discarded streamed build). */
 void nf_report_truncate(struct nf_report *r, size_t count, bool oom);
 
-/* ---- files.c ---------------------------------------------------------- */
+/* ---- files.c: the file states, shared by both sources ---------------- */
 
 /* seed §3.3: is `p` an acceptable part file name for entry `entry_name`?
  * NULL when it is, else the rule it breaks (and *code its finding code). */
 const char *nf_part_path_problem(const char *p, size_t len, const char *entry_name,
 				 const char **code);
-struct stat;
-void nf_fingerprint_of(const struct stat *sb, struct nf_file_fingerprint *id);
+/* The file's name for messages: its path, or the entry's name. */
+const char *nf_file_name(const struct nf_artifact *a, uint32_t i);
+/* Set file i's status, finding code and reason (lock held). */
+void nf_file_set(struct nf_artifact *a, uint32_t i, enum nf_file_status s, const char *code,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* seed §3.2: the first 32 bytes `h` of part i (NULL when the part has
+ * fewer) and its length: present, or bad with the rule it breaks (lock
+ * held).  True when present. */
+bool nf_part_check_header(struct nf_artifact *a, uint32_t i, const uint8_t *h, uint64_t size);
+/* A present file changed (contract §5): bad, FILE_CHANGED (lock held).
+ * True when this call made the change: the caller then calls
+ * nf_file_tell_hook (unlocked). */
+bool nf_file_mark_changed(struct nf_artifact *a, uint32_t i, const char *what);
+void nf_file_tell_hook(struct nf_artifact *a, uint32_t i);
 
 #endif

@@ -1,31 +1,13 @@
-/* reader/payload.c — reading logical payload bytes with plain pread.
+/* reader/payload.c — reading logical payload bytes, synchronously.
  *
- * The synchronous path for tools, tests and ninfer-check --deep; the daemon
- * reads the same segments with the io_uring engine instead.  Both go
+ * The path of tools, tests and ninfer-check --deep, through nf_file_pread
+ * (local or remote); the daemon reads the same segments with its engine
+ * (io_uring, or the remote one) instead.  Both go
  * through nf_range_map(), so only rangemap.c knows how files join. */
 #include <errno.h>
-#include <unistd.h>
 
 #include "reader/artifact.h"
 #include "reader/internal.h"
-
-int nf_pread_full(int fd, void *buf, uint64_t n, uint64_t off)
-{
-	uint64_t done = 0;
-
-	while (done < n) {
-		ssize_t k = pread(fd, (char *)buf + done, (size_t)(n - done), (off_t)(off + done));
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -ENODATA;
-		done += (uint64_t)k;
-	}
-	return 0;
-}
 
 int nf_payload_read(struct nf_artifact *a, uint64_t off, uint64_t len, void *buf,
 		    uint32_t *failed_file)
@@ -42,12 +24,8 @@ int nf_payload_read(struct nf_artifact *a, uint64_t off, uint64_t len, void *buf
 		uint64_t step = 0;
 
 		for (size_t i = 0; i < k; i++) {
-			int fd = nf_file_acquire(a, segs[i].file);
-			int rc = fd < 0 ? fd
-				       : nf_pread_full(fd, dst + segs[i].dest_offset, segs[i].length,
-						       segs[i].file_offset);
-			if (fd >= 0)
-				nf_file_release(a, segs[i].file);
+			int rc = nf_file_pread(a, segs[i].file, dst + segs[i].dest_offset,
+					       segs[i].length, segs[i].file_offset);
 			if (rc < 0) {
 				if (failed_file)
 					*failed_file = segs[i].file;

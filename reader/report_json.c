@@ -7,6 +7,7 @@
 
 #include "nf_version.h"
 #include "reader/internal.h"
+#include "remote/remote.h"
 
 /* JSON integers are int64 in jansson; a U64 above that (only possible in
  * a broken artifact) is written as a real rather than wrapped. */
@@ -133,6 +134,34 @@ static const char *status_name(enum nf_file_status s)
 	return "unchecked";
 }
 
+/* A remote file's URL (redacted) and what fetching it cost: the engine's
+ * counters when the document was made (issue 14). */
+static void put_remote(json_t *o, const struct nf_artifact *a, uint32_t i)
+{
+	struct nf_remote *r = nf_artifact_remote(a);
+	struct nf_remote_file_stats st;
+	const char *url = nf_file_url(a, i);
+
+	if (r == NULL || url == NULL || nf_remote_file_stats(r, i, &st) < 0)
+		return;
+	put(o, "url", json_string(url));
+	json_t *x = json_object();
+	if (!x)
+		return;
+	put(x, "status", json_string(nf_remote_status_name(st.status)));
+	put(x, "http_status", json_integer(st.http_status));
+	if (st.reason[0])
+		put(x, "reason", nf_json_text(st.reason));
+	if (st.etag[0])
+		put(x, "etag", nf_json_text(st.etag));
+	put(x, "bytes_fetched", u64_json(st.bytes_fetched));
+	put(x, "requests", u64_json(st.requests));
+	put(x, "retries", u64_json(st.retries));
+	put(x, "cache_hits", u64_json(st.cache_hits));
+	put(x, "cache_misses", u64_json(st.cache_misses));
+	put(o, "remote", x);
+}
+
 char *nf_files_json(const struct nf_artifact *a)
 {
 	json_t *arr = json_array();
@@ -154,6 +183,7 @@ char *nf_files_json(const struct nf_artifact *a)
 		put(o, "status", json_string(status_name(s)));
 		if ((s == NF_FILE_BAD || s == NF_FILE_MISSING) && reason)
 			put(o, "reason", nf_json_text(reason));
+		put_remote(o, a, i);
 		json_array_append_new(arr, o);
 	}
 	return dump_pretty(arr);

@@ -385,7 +385,12 @@ static int start_attempt(struct nf_rxfer *x)
 	CURL *e;
 	int rc = 0;
 
-	e = x->e = curl_easy_init();
+	if (x->t->nidle > 0) {
+		e = x->e = x->t->idle[--x->t->nidle];
+		curl_easy_reset(e);
+	} else {
+		e = x->e = curl_easy_init();
+	}
 	if (e == NULL)
 		return -ENOMEM;
 	reset_response(x);
@@ -459,7 +464,10 @@ static void end_attempt(struct nf_rxfer *x)
 	struct nf_remote *r = x->t->r;
 	if (x->e) {
 		curl_multi_remove_handle(x->t->multi, x->e);
-		curl_easy_cleanup(x->e);
+		if (x->t->nidle < NF_RIDLE)
+			x->t->idle[x->t->nidle++] = x->e;   /* reset when reused */
+		else
+			curl_easy_cleanup(x->e);
 		x->e = NULL;
 	}
 	curl_slist_free_all(x->hdrs);

@@ -99,10 +99,17 @@ struct nf_rreq {
 	struct nf_rxfer *x;
 };
 
+#define NF_RIDLE 16            /* easy handles kept per thread for reuse */
+
 struct nf_remote_thread {
 	struct nf_remote *r;
 	CURLM *multi;
 	uint64_t rng;              /* xorshift state for backoff jitter */
+	/* easy handles of finished attempts, reset and reused: a fresh one
+	 * allocates (and the kernel zeroes) a new 256 KiB receive buffer per
+	 * request */
+	CURL *idle[NF_RIDLE];
+	unsigned nidle;
 };
 
 /* Runs the requests to completion (retries included); each gets a result. */

@@ -80,6 +80,10 @@ bool nf_remote_is_url(const char *s);
 /* A copy of `url` fit to print: user:password@ and any query string
  * replaced.  NULL on allocation failure. */
 char *nf_remote_redact(const char *url);
+/* A command-line argument fit to print: a URL redacted, or a -o list
+ * whose values may be URLs (endpoint=http://user:pw@host) with each such
+ * value redacted; anything else copied.  NULL on allocation failure. */
+char *nf_remote_redact_arg(const char *s);
 
 struct nf_remote;
 struct nf_remote_thread;

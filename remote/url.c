@@ -14,6 +14,7 @@
  * wildcard certificate cannot cover). */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,5 +332,36 @@ char *nf_remote_redact(const char *url)
 		o += 4;
 	}
 	out[o] = '\0';
+	return out;
+}
+
+char *nf_remote_redact_arg(const char *s)
+{
+	if (!strstr(s, "://"))
+		return strdup(s);
+	if (nf_remote_is_url(s))
+		return nf_remote_redact(s);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	bool ok = m != NULL;
+	for (const char *item = s; ok && item;) {
+		const char *comma = strchr(item, ',');
+		char *it = strndup(item, comma ? (size_t)(comma - item) : strlen(item));
+		char *eq = it ? strchr(it, '=') : NULL, *val = eq ? eq + 1 : it;
+		char *shown = it && strstr(val, "://") ? nf_remote_redact(val) : NULL;
+		ok = it && (shown || !strstr(val, "://")) &&
+		     fprintf(m, "%s%.*s%s", item == s ? "" : ",", (int)(val - it), it,
+			     shown ? shown : val) >= 0;
+		free(shown);
+		free(it);
+		item = comma ? comma + 1 : NULL;
+	}
+	if (m && fclose(m) != 0)
+		ok = false;
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
 	return out;
 }

@@ -22,6 +22,7 @@
 #include "reader/manifest.h"
 #include "report/report.h"
 #include "reader/writer.h"
+#include "remote/remote.h"
 #include "tools/sample.h"
 
 #define EXIT_OK 0
@@ -375,6 +376,19 @@ int main(int argc, char **argv)
 	if (nargs < 1) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	/* Local files only: a set on a server is checked with ninfer-check
+	 * URL, and fetched before it is resharded. */
+	for (int i = 1; i <= nargs; i++) {
+		const char *arg = i < nargs ? args[i] : manifest;
+		if (arg && nf_remote_is_url(arg)) {
+			char *shown = nf_remote_redact(arg);
+			fprintf(stderr, "%s: %s: a URL; ninfer-pack reads and writes local files only "
+				"(ninfer-pack(1)): fetch the set first (ninfer-check checks a URL)\n",
+				prog, shown ? shown : "URL");
+			free(shown);
+			return EXIT_USAGE;
+		}
 	}
 	const char *cmd = args[0];
 	if (strcmp(cmd, "create") == 0) {

@@ -196,7 +196,8 @@ static char *segments(const struct nf_artifact *a, const struct nf_view *v,
 		if (pc->logical != NF_PIECE_ZERO)
 			rc = out_span(&o, pc->logical, pc->length);
 	}
-	for (uint32_t i = 0; rc == 0 && v->kind == NF_VIEW_DECODED && dv && i < dv->nparts; i++) {
+	for (uint32_t i = 0; rc == 0 && (v->kind == NF_VIEW_DECODED || v->kind == NF_VIEW_NPY) &&
+			     dv && i < dv->nparts; i++) {
 		const struct nf_object *ob = &a->objects[dv->parts[i].object];
 		if (i == 0 || dv->parts[i].object != dv->parts[i - 1].object)
 			rc = out_span(&o, ob->offset, ob->bytes);

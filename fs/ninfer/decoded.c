@@ -1,22 +1,25 @@
 /* fs/ninfer/decoded.c — decoding element ranges of a list of parts (decoded.h).
  *
- * A read of bytes [off, off+len) becomes the element range it overlaps; the
- * whole elements inside the byte range are decoded straight into the
- * caller's buffer, and an element cut by either end of the range is decoded
- * into a small temporary and only its overlapping bytes are copied.  Each
- * part contributes the slice of its object's element range that overlaps;
- * the codec says which object bytes that slice needs (nf_decode_spans), the
- * fetcher reads exactly those, and the codec decodes them. */
+ * A read of bytes [off, off+len) is planned part by part: the whole
+ * elements a part contributes are one decode step straight into the
+ * caller's buffer, and an element cut by either end of the range is a
+ * step of its own, decoded into the step's 8-byte temporary and only its
+ * overlapping bytes copied.  A step's source bytes are the spans the codec
+ * names (nf_decode_spans), queued on the fetcher into scratch memory; a
+ * part whose decode is the identity (fp32 as f32, bf16 as bf16, int32) is
+ * no step: its bytes are queued straight into the caller's buffer, the one
+ * the reply is sent from.  Then one run of the fetcher reads every span of
+ * the request (issue 15: it used to be one fetch per 64k elements, four
+ * serial engine submissions per 1 MiB request) and the steps are decoded
+ * in order.  Steps live in the fetcher's scratch: nothing is allocated on
+ * a read. */
 #include "fs/ninfer/decoded.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Elements decoded per fetch: bounds the scratch memory of one step while
- * keeping fetches large enough to amortise a ring submission. */
-#define DECODE_CHUNK_ELEMENTS (64u * 1024u)
 
 uint64_t nf_parts_elements(const struct nf_part *parts, uint32_t nparts)
 {
@@ -54,148 +57,183 @@ int nf_decoded_dtype(const struct nf_artifact *a, const struct nf_part *parts, u
 	return 0;
 }
 
-struct scratch {
-	uint8_t *buf;
-	size_t cap;
+/* One decode of a plan: elements [b, e) of one object into dst (or, for
+ * an element cut by the range, into tmp, then bytes [cut0, cut1) of it to
+ * dst), from the source spans fetched into bufs. */
+struct nf_dstep {
+	struct nf_dstep *next;
+	const struct nf_geometry *g;
+	uint64_t b, e;
+	enum nf_dtype dtype;
+	uint8_t *dst;
+	const uint8_t *bufs[NF_MAX_SPANS];
+	bool cut;
+	uint8_t cut0, cut1;
+	uint8_t tmp[8];
 };
 
-static int scratch_reserve(struct scratch *s, size_t need)
+void nf_dplan_init(struct nf_dplan *p, const struct nf_artifact *a, const struct nf_fetcher *f)
 {
-	if (need <= s->cap)
-		return 0;
-	uint8_t *p = realloc(s->buf, need);
-	if (!p)
-		return -ENOMEM;
-	s->buf = p;
-	s->cap = need;
-	return 0;
+	p->a = a;
+	p->f = f;
+	p->head = p->tail = NULL;
 }
 
-/* Decode elements [b, e) of one object into dst, in chunks. */
-static int decode_object_range(const struct nf_object *o, uint32_t index, enum nf_dtype dtype,
-			       const struct nf_fetcher *f, uint64_t b, uint64_t e, uint8_t *dst,
-			       struct scratch *s)
+/* Whether decoding an object as dtype is a copy of its words (codecs §1:
+ * fp32 as f32, bf16 as bf16 keep their bits; int32 stays int32): then the
+ * view's bytes are the object's bytes, fetched straight into the output. */
+static bool identity(const struct nf_geometry *g, enum nf_dtype dtype)
 {
-	const size_t esz = nf_dtype_size(dtype);
+	if (g->layout != NF_LAYOUT_CONTIGUOUS_LE_V1)
+		return false;
+	return (g->format == NF_FORMAT_FP32 && dtype == NF_DTYPE_F32) ||
+	       (g->format == NF_FORMAT_BF16 && dtype == NF_DTYPE_BF16) ||
+	       (g->format == NF_FORMAT_INT32 && dtype == NF_DTYPE_I32);
+}
 
-	while (b < e) {
-		uint64_t ce = e - b > DECODE_CHUNK_ELEMENTS ? b + DECODE_CHUNK_ELEMENTS : e;
-		struct nf_span spans[NF_MAX_SPANS];
-		unsigned n = nf_decode_spans(&o->geom, b, ce, spans);
-		uint64_t total = 0;
+/* A step decoding elements [b, e) of object `obj` into dst: its source
+ * spans go to scratch and are queued. */
+static int plan_step(struct nf_dplan *p, uint32_t obj, enum nf_dtype dtype, uint64_t b,
+		     uint64_t e, uint8_t *dst, struct nf_dstep **out)
+{
+	const struct nf_geometry *g = &p->a->objects[obj].geom;
+	struct nf_span spans[NF_MAX_SPANS];
+	unsigned n = nf_decode_spans(g, b, e, spans);
+	uint64_t total = 0;
+	struct nf_dstep *st;
+	uint8_t *src;
 
-		for (unsigned i = 0; i < n; i++)
-			if (__builtin_add_overflow(total, spans[i].length, &total))
-				return -EOVERFLOW;
-		if (total > SIZE_MAX)
+	if (n == 0)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (spans[i].length > UINT64_MAX - 63 ||
+		    __builtin_add_overflow(total, (spans[i].length + 63) & ~(uint64_t)63, &total))
 			return -EOVERFLOW;
-		int rc = scratch_reserve(s, total ? (size_t)total : 1);
+	if (total > SIZE_MAX - sizeof *st)
+		return -EOVERFLOW;
+	st = p->f->scratch(p->f->arg, sizeof *st + (size_t)total);
+	if (st == NULL)
+		return -ENOMEM;
+	memset(st, 0, sizeof *st);
+	src = (uint8_t *)(st + 1);
+	for (unsigned i = 0; i < n; i++) {
+		int rc = p->f->queue(p->f->arg, obj, spans[i].offset, spans[i].length, src);
 		if (rc)
 			return rc;
+		st->bufs[i] = src;
+		src += (spans[i].length + 63) & ~(uint64_t)63;
+	}
+	st->g = g;
+	st->b = b;
+	st->e = e;
+	st->dtype = dtype;
+	st->dst = dst;
+	if (p->tail)
+		p->tail->next = st;
+	else
+		p->head = st;
+	p->tail = st;
+	*out = st;
+	return 0;
+}
 
-		uint8_t *bufs[NF_MAX_SPANS] = {0};
-		size_t at = 0;
-		for (unsigned i = 0; i < n; i++) {
-			bufs[i] = s->buf + at;
-			at += (size_t)spans[i].length;
-		}
-		rc = f->fetch(f->arg, index, spans, n, bufs);
-		if (rc)
+/* Plan view bytes [lo, hi) that lie in one part (object `obj`, whose
+ * element `first` is the part's byte 0) into dst. */
+static int plan_part(struct nf_dplan *p, uint32_t obj, uint64_t first, enum nf_dtype dtype,
+		     uint64_t lo, uint64_t hi, uint8_t *dst)
+{
+	const struct nf_geometry *g = &p->a->objects[obj].geom;
+	const uint64_t esz = nf_dtype_size(dtype);
+	struct nf_dstep *st;
+	uint64_t e0 = lo / esz, e1 = hi / esz;   /* elements wholly inside: [ceil(lo), e1) */
+	int rc;
+
+	if (identity(g, dtype))   /* the part's bytes, fetched where they are sent from */
+		return p->f->queue(p->f->arg, obj, first * esz + lo, hi - lo, dst);
+	if (lo % esz) {
+		/* an element cut by the start: decoded aside, its overlap copied */
+		if ((rc = plan_step(p, obj, dtype, first + e0, first + e0 + 1, NULL, &st)) < 0)
 			return rc;
-		rc = nf_decode(&o->geom, b, ce, (const uint8_t *const *)bufs, dtype, dst);
-		if (rc)
+		st->cut = true;
+		st->cut0 = (uint8_t)(lo % esz);
+		st->cut1 = (uint8_t)(hi < (e0 + 1) * esz ? hi - e0 * esz : esz);
+		st->dst = dst;
+		dst += st->cut1 - st->cut0;
+		e0++;
+		if (hi <= e0 * esz)
+			return 0;
+	}
+	if (e0 < e1) {
+		if ((rc = plan_step(p, obj, dtype, first + e0, first + e1, dst, &st)) < 0)
 			return rc;
-		dst += (size_t)(ce - b) * esz;
-		b = ce;
+		dst += (size_t)((e1 - e0) * esz);
+	}
+	if (hi % esz && hi > e1 * esz && e1 >= e0) {
+		/* an element cut by the end */
+		if ((rc = plan_step(p, obj, dtype, first + e1, first + e1 + 1, NULL, &st)) < 0)
+			return rc;
+		st->cut = true;
+		st->cut0 = 0;
+		st->cut1 = (uint8_t)(hi - e1 * esz);
+		st->dst = dst;
 	}
 	return 0;
 }
 
-/* Decode view elements [e0, e1) (view coordinates) into dst. */
-static int decode_elements(const struct nf_artifact *a, const struct nf_part *parts,
-			   uint32_t nparts, enum nf_dtype dtype, const struct nf_fetcher *f,
-			   uint64_t e0, uint64_t e1, uint8_t *dst, struct scratch *s)
-{
-	const size_t esz = nf_dtype_size(dtype);
-	uint64_t start = 0; /* view element where part i begins */
-
-	for (uint32_t i = 0; i < nparts && e0 < e1; i++) {
-		uint64_t plen = parts[i].end - parts[i].begin;
-		uint64_t pend = start + plen;
-
-		if (e0 < pend) {
-			uint64_t take_end = e1 < pend ? e1 : pend;
-			uint64_t b = parts[i].begin + (e0 - start);
-			uint64_t e = parts[i].begin + (take_end - start);
-			uint32_t obj = parts[i].object;
-			int rc = decode_object_range(&a->objects[obj], obj, dtype, f, b, e, dst, s);
-
-			if (rc)
-				return rc;
-			dst += (size_t)(take_end - e0) * esz;
-			e0 = take_end;
-		}
-		start = pend;
-	}
-	return 0;
-}
-
-/* One element cut by the byte range: decode it aside, copy its overlap. */
-static int decode_partial(const struct nf_artifact *a, const struct nf_part *parts,
-			  uint32_t nparts, enum nf_dtype dtype, const struct nf_fetcher *f,
-			  uint64_t element, size_t from, size_t to, uint8_t *dst, struct scratch *s)
-{
-	uint8_t tmp[8];
-	int rc = decode_elements(a, parts, nparts, dtype, f, element, element + 1, tmp, s);
-
-	if (rc)
-		return rc;
-	memcpy(dst, tmp + from, to - from);
-	return 0;
-}
-
-ssize_t nf_decoded_read(const struct nf_artifact *a, const struct nf_part *parts,
-			uint32_t nparts, enum nf_dtype dtype, const struct nf_fetcher *f,
-			uint64_t off, size_t len, uint8_t *out)
+ssize_t nf_decoded_plan(struct nf_dplan *p, const struct nf_part *parts, uint32_t nparts,
+			enum nf_dtype dtype, uint64_t off, size_t len, uint8_t *out)
 {
 	const uint64_t esz = nf_dtype_size(dtype);
-	uint64_t size, end;
+	uint64_t size, end, start = 0;   /* view byte where part i begins */
 
-	if (__builtin_mul_overflow(nf_parts_elements(parts, nparts), esz, &size))
+	if (esz == 0 || __builtin_mul_overflow(nf_parts_elements(parts, nparts), esz, &size))
 		return -EOVERFLOW;
 	if (off >= size || len == 0)
 		return 0;
 	end = size - off < len ? size : off + len;
 	if (end - off > SSIZE_MAX)
 		return -EOVERFLOW;
+	for (uint32_t i = 0; i < nparts && start < end; i++) {
+		uint64_t pend = start + (parts[i].end - parts[i].begin) * esz;   /* <= size */
 
-	struct scratch s = {0};
-	uint64_t first = off / esz, last = (end + esz - 1) / esz; /* elements touched */
-	uint64_t whole0 = (off + esz - 1) / esz, whole1 = end / esz; /* wholly inside */
-	uint8_t *dst = out;
-	int rc = 0;
+		if (off < pend) {
+			uint64_t lo = off > start ? off : start, hi = end < pend ? end : pend;
+			int rc = plan_part(p, parts[i].object, parts[i].begin, dtype, lo - start,
+					   hi - start, out + (lo - off));
+			if (rc)
+				return rc;
+		}
+		start = pend;
+	}
+	return (ssize_t)(end - off);
+}
 
-	if (first == last - 1 && (off % esz || end % esz)) {
-		/* the range lies inside one element */
-		rc = decode_partial(a, parts, nparts, dtype, f, first, off % esz,
-				    (size_t)(end - first * esz), dst, &s);
-		goto done;
+int nf_decoded_finish(struct nf_dplan *p)
+{
+	int rc = p->f->run(p->f->arg);
+
+	for (const struct nf_dstep *st = p->head; rc == 0 && st; st = st->next) {
+		uint8_t *to = st->cut ? (uint8_t *)st->tmp : st->dst;
+		rc = nf_decode(st->g, st->b, st->e, st->bufs, st->dtype, to);
+		if (rc == 0 && st->cut)
+			memcpy(st->dst, st->tmp + st->cut0, (size_t)(st->cut1 - st->cut0));
 	}
-	if (off % esz) {
-		rc = decode_partial(a, parts, nparts, dtype, f, first, off % esz, esz, dst, &s);
-		if (rc)
-			goto done;
-		dst += esz - off % esz;
-	}
-	if (whole0 < whole1) {
-		rc = decode_elements(a, parts, nparts, dtype, f, whole0, whole1, dst, &s);
-		if (rc)
-			goto done;
-		dst += (size_t)((whole1 - whole0) * esz);
-	}
-	if (end % esz)
-		rc = decode_partial(a, parts, nparts, dtype, f, whole1, 0, end % esz, dst, &s);
-done:
-	free(s.buf);
-	return rc ? rc : (ssize_t)(end - off);
+	p->head = p->tail = NULL;
+	return rc;
+}
+
+ssize_t nf_decoded_read(const struct nf_artifact *a, const struct nf_part *parts,
+			uint32_t nparts, enum nf_dtype dtype, const struct nf_fetcher *f,
+			uint64_t off, size_t len, uint8_t *out)
+{
+	struct nf_dplan p;
+	ssize_t n;
+	int rc;
+
+	nf_dplan_init(&p, a, f);
+	n = nf_decoded_plan(&p, parts, nparts, dtype, off, len, out);
+	if (n < 0)
+		return n;
+	rc = nf_decoded_finish(&p);
+	return rc ? rc : n;
 }

@@ -18,6 +18,7 @@
 
 #include "fs/ninfer/ninfer.h"
 #include "fs/ninfer/tree.h"
+#include "remote/remote.h"
 
 /* ---- options ----------------------------------------------------------- */
 
@@ -110,14 +111,29 @@ static void set_change_hook(void *arg, void (*hook)(void *, uint32_t), void *hoo
 	nf_files_set_change_hook(((struct nf_ninfer *)arg)->a, hook, hook_arg);
 }
 
+/* A remote set's files.json shows each file's requests and cache hits:
+ * their sum moves when it would read differently. */
+static uint64_t remote_activity(const struct nf_artifact *a)
+{
+	struct nf_remote *r = nf_artifact_remote(a);
+	struct nf_remote_file_stats st;
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; r && i < a->nfiles; i++)
+		if (nf_remote_file_stats(r, i, &st) == 0)
+			sum += st.requests + st.cache_hits;
+	return sum;
+}
+
 static void set_stats(void *arg, struct nf_set_stats *out)
 {
+	const struct nf_artifact *a = ((struct nf_ninfer *)arg)->a;
 	struct nf_files_stats st;
 
-	nf_files_stats(((struct nf_ninfer *)arg)->a, &st);
+	nf_files_stats(a, &st);
 	*out = (struct nf_set_stats){.open = st.open, .open_max = st.open_max,
 				     .evictions = st.evictions, .reopens = st.reopens,
-				     .changes = st.changes};
+				     .changes = st.changes, .activity = remote_activity(a)};
 }
 
 static char *set_files_json(void *arg)
@@ -148,6 +164,7 @@ static bool plain_name(const char *p)
 static int make_names(struct nf_ninfer *n)
 {
 	const struct nf_artifact *a = n->a;
+	bool remote = nf_artifact_remote(a) != NULL;
 	const char *slash = strrchr(a->entry_path, '/');
 	size_t dirlen = slash ? (size_t)(slash - a->entry_path) + 1 : 0;
 
@@ -159,6 +176,13 @@ static int make_names(struct nf_ninfer *n)
 	for (uint32_t i = 0; i < a->nfiles; i++) {
 		const char *p = a->files[i].path;
 		n->names[i] = p ? p : a->entry_name;
+		if (remote) {
+			/* a remote file is shown by its URL (redacted), and has
+			 * no local path to watch: the ETag says when it changed */
+			const char *url = nf_file_url(a, i);
+			n->names[i] = url ? url : n->names[i];
+			continue;
+		}
 		if (p == NULL || !plain_name(p)) {
 			n->paths[i] = p == NULL ? a->entry_path : NULL;
 			continue;
@@ -177,14 +201,17 @@ static int make_names(struct nf_ninfer *n)
 /* Open and validate; returns an exit status (0: go on). */
 static int open_artifact(struct nf_ninfer *n, const struct nf_mount *m)
 {
-	const char *entry = n->entry;
+	const char *entry = n->entry;   /* fit to print: a URL is redacted */
 	struct nf_report *r = &n->report;
 	int rc;
 
 	/* uses.json is made on open (nf_uses_json), not kept: for a large set
 	 * it is the largest text of the model after the JSON itself */
-	struct nf_open_opts oo = {.flags = NF_OPEN_LAZY_USES_JSON, .max_json = n->opt->max_json_bytes};
-	rc = nf_artifact_open_opts(entry, &oo, r, &n->a);
+	struct nf_open_opts oo = {.flags = NF_OPEN_LAZY_USES_JSON, .max_json = n->opt->max_json_bytes,
+				  .remote = m->remote};
+	if (m->remote)
+		oo.flags |= NF_OPEN_REMOTE;
+	rc = nf_artifact_open_opts(m->source, &oo, r, &n->a);
 	if (rc < 0 || n->a == NULL) {
 		size_t dir_errors = nf_report_count(r, NF_SEV_ERROR, NF_SCOPE_DIRECTORY);
 		struct stat st;
@@ -199,14 +226,19 @@ static int open_artifact(struct nf_ninfer *n, const struct nf_mount *m)
 				entry, dir_errors, dir_errors == 1 ? "" : "s");
 			return NF_EXIT_DIRECTORY;
 		}
-		if (rc == -EINVAL && stat(entry, &st) == 0 && !S_ISREG(st.st_mode))
+		if (!m->remote && rc == -EINVAL && stat(entry, &st) == 0 && !S_ISREG(st.st_mode))
 			fprintf(stderr, "ninferfs: cannot read %s: not a regular file\n", entry);
 		else
 			fprintf(stderr, "ninferfs: cannot read %s: %s\n", entry,
 				strerror(rc < 0 ? -rc : EIO));
 		return NF_EXIT_ENTRY;
 	}
-	nf_artifact_check_files(n->a, r);
+	/* A remote set is mounted lazily (issue 14): only the entry's header
+	 * and JSON are fetched now; each part is checked (its header, seed
+	 * §3.2) by the engine before its first read, and files.json says how
+	 * it went.  A local one checks every part now, as always. */
+	if (!m->remote)
+		nf_artifact_check_files(n->a, r);
 	if (nf_report_has_code(r, "FILE_OPEN_LIMIT")) {
 		/* not even one part could get a descriptor: operational (issue 11) */
 		nf_report_print_text(stderr, r, n->a, entry);
@@ -287,7 +319,7 @@ static int ninfer_open(const struct nf_mount *m, void *opts, struct nf_opened *o
 	}
 	n->fs = m->fs;
 	n->opt = opts;
-	n->entry = m->source;
+	n->entry = m->shown;
 	nf_report_init(&n->report);
 	nf_raise_fd_limit();   /* sets with many parts (issue 11) */
 	nf_guard_mapped_json(true);   /* until open_artifact() drops the mapped JSON */
@@ -317,8 +349,12 @@ static int ninfer_open(const struct nf_mount *m, void *opts, struct nf_opened *o
 		return NF_EXIT_ENTRY;
 	}
 	out->set = (struct nf_set){.n = a->nfiles, .extents = ext, .names = n->names,
-				   .paths = n->paths, .bytes = bytes, .ops = &set_ops, .arg = n};
-	if (stat(n->entry, &st) == 0)
+				   .paths = n->paths, .bytes = bytes, .ops = &set_ops, .arg = n,
+				   .remote = nf_artifact_remote(a)};
+	/* a remote set's times are the mount's (no file to stat) */
+	if (m->remote)
+		clock_gettime(CLOCK_REALTIME, &out->mtime);
+	else if (stat(n->entry, &st) == 0)
 		out->mtime = st.st_mtim;
 	return NF_EXIT_OK;
 }

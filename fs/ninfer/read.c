@@ -1,15 +1,19 @@
-/* fs/ninfer/read.c — reads of the NInfer family's views: DECODED and
+/* fs/ninfer/read.c — reads of the NInfer family's views: DECODED, NPY and
  * SAFETENSORS (fs/family.h's read), and which backing files they show.
  *
- * The decoders (decoded.h, safetensors.h) take a fetcher that reads
+ * The decoders (decoded.h, safetensors.h) take a fetcher that queues
  * object-relative spans; this one turns them into logical spans of the
  * set, queues them on the request (nf_rd_queue: the extent map cuts them
- * into segments) and reads them in one engine read (nf_rd_run). */
+ * into segments) and reads all of a FUSE request's in one engine read
+ * (nf_rd_run); their scratch is the thread's work area (nf_rd_scratch). */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "fs/ninfer/decoded.h"
 #include "fs/ninfer/ninfer.h"
+#include "fs/ninfer/npy.h"
 #include "fs/ninfer/safetensors.h"
 #include "fs/ninfer/tree.h"
 
@@ -18,29 +22,32 @@ struct fetch_arg {
 	struct nf_rd *rd;
 };
 
-/* The struct nf_fetcher of decoded.h: spans of object `object` ->
- * logical spans -> one engine read. */
-static int fetch_spans(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
-		       uint8_t *const *bufs)
+/* The struct nf_fetcher of decoded.h: a span of object `object` -> a
+ * logical span queued on the request; run: every span of the request in
+ * one engine read (issue 15); scratch: the thread's work area. */
+static int fetch_queue(void *arg, uint32_t object, uint64_t offset, uint64_t length, uint8_t *dst)
 {
 	struct fetch_arg *fa = arg;
 	const struct nf_object *o;
-	int rc;
+	uint64_t lo;
 
 	if (object >= fa->a->nobjects)
 		return -EINVAL;
 	o = &fa->a->objects[object];
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t lo;
+	if (offset > o->bytes || length > o->bytes - offset ||
+	    __builtin_add_overflow(o->offset, offset, &lo))
+		return -EINVAL;
+	return nf_rd_queue(fa->rd, lo, length, dst);
+}
 
-		if (spans[i].offset > o->bytes || spans[i].length > o->bytes - spans[i].offset ||
-		    __builtin_add_overflow(o->offset, spans[i].offset, &lo))
-			return -EINVAL;
-		rc = nf_rd_queue(fa->rd, lo, spans[i].length, bufs[i]);
-		if (rc < 0)
-			return rc;
-	}
-	return nf_rd_run(fa->rd);
+static int fetch_run(void *arg)
+{
+	return nf_rd_run(((struct fetch_arg *)arg)->rd);
+}
+
+static void *fetch_scratch(void *arg, size_t n)
+{
+	return nf_rd_scratch(((struct fetch_arg *)arg)->rd, n);
 }
 
 static int check_read(ssize_t got, size_t len)
@@ -50,12 +57,50 @@ static int check_read(ssize_t got, size_t len)
 	return (size_t)got == len ? 0 : -EIO;
 }
 
+/* Bytes [off, off + len) of an NPY view (off + len <= its size): the
+ * preamble, made again from the record into scratch when the range
+ * touches it, then the decoded bytes, one plan (nf_decoded_read). */
+static int read_npy(const struct nf_ninfer *n, struct nf_rd *rd, const struct nf_node *node,
+		    const struct nf_view *v, const struct nf_dview *dv, const struct nf_fetcher *f,
+		    uint64_t off, size_t len, char *out)
+{
+	const struct nf_artifact *a = n->a;
+	uint64_t hlen = v->at;
+
+	if (off < hlen) {
+		const uint64_t *shape;
+		uint32_t rank;
+		char *h;
+		size_t k = hlen - off < len ? (size_t)(hlen - off) : len;
+
+		if (node->role == NF_ROLE_DECODED_OBJECT) {
+			rank = a->objects[node->ref].rank;
+			shape = a->objects[node->ref].shape;
+		} else {
+			rank = a->bindings[node->ref].rank;
+			shape = a->bindings[node->ref].shape;
+		}
+		if (hlen > SIZE_MAX || (h = nf_rd_scratch(rd, (size_t)hlen)) == NULL)
+			return -ENOMEM;
+		if (nf_npy_header(dv->dtype, rank, shape, h, hlen) != hlen)
+			return -EIO;   /* the record changed its preamble: cannot be */
+		memcpy(out, h + off, k);
+		out += k;
+		len -= k;
+		off = hlen;
+	}
+	if (len == 0)
+		return 0;
+	return check_read(nf_decoded_read(a, dv->parts, dv->nparts, dv->dtype, f, off - hlen, len,
+					  (uint8_t *)out), len);
+}
+
 int nf_ninfer_read(void *state, struct nf_rd *rd, uint32_t node, const struct nf_view *v,
 		   uint64_t off, size_t len, char *out)
 {
 	struct nf_ninfer *n = state;
 	struct fetch_arg fa = {n->a, rd};
-	struct nf_fetcher f = {fetch_spans, &fa};
+	struct nf_fetcher f = {fetch_queue, fetch_run, fetch_scratch, &fa};
 	struct nf_dview dv;
 	int rc;
 
@@ -66,6 +111,12 @@ int nf_ninfer_read(void *state, struct nf_rd *rd, uint32_t node, const struct nf
 			return dv.error;   /* undecodable parts: not a failed read */
 		rc = check_read(nf_decoded_read(n->a, dv.parts, dv.nparts, dv.dtype, &f, off, len,
 						(uint8_t *)out), len);
+		break;
+	case NF_VIEW_NPY:
+		nf_dview_of(n->a, &n->tree->nodes[node], v, &dv);
+		if (dv.error)
+			return dv.error;
+		rc = read_npy(n, rd, &n->tree->nodes[node], v, &dv, &f, off, len, out);
 		break;
 	case NF_VIEW_SAFETENSORS:
 		rc = n->has_st ? check_read(nf_safetensors_read(&n->st, n->a, &f, off, len,
@@ -96,6 +147,7 @@ bool nf_ninfer_touches(void *state, uint32_t node, const struct nf_view *v, uint
 	uint64_t flo = a->files[file].logical_start, fhi = flo + a->files[file].payload_bytes;
 	switch (v->kind) {
 	case NF_VIEW_DECODED:
+	case NF_VIEW_NPY:
 		nf_dview_of(a, &n->tree->nodes[node], v, &dv);
 		for (uint32_t k = 0; k < dv.nparts; k++) {
 			const struct nf_object *o = &a->objects[dv.parts[k].object];

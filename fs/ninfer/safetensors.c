@@ -287,6 +287,7 @@ ssize_t nf_safetensors_read(const struct nf_safetensors *st, const struct nf_art
 		return 0;
 	uint64_t end = st->size - off < len ? st->size : off + len;
 	uint8_t *dst = out;
+	struct nf_dplan plan;
 
 	if (off < st->header_bytes) {
 		uint64_t n = (end < st->header_bytes ? end : st->header_bytes) - off;
@@ -297,11 +298,13 @@ ssize_t nf_safetensors_read(const struct nf_safetensors *st, const struct nf_art
 		dst += n;
 		off += n;
 	}
+	/* every tensor the range covers in one plan: one fetch for the request */
+	nf_dplan_init(&plan, a, f);
 	for (uint32_t i = first_entry_after(st, off); off < end && i < st->nentries; i++) {
 		const struct nf_st_entry *e = &st->entries[i];
 		const struct nf_binding *b = &a->bindings[e->binding];
 		uint64_t want = (end < e->begin + e->bytes ? end : e->begin + e->bytes) - off;
-		ssize_t got = nf_decoded_read(a, b->parts, b->nparts, e->dtype, f, off - e->begin,
+		ssize_t got = nf_decoded_plan(&plan, b->parts, b->nparts, e->dtype, off - e->begin,
 					      (size_t)want, dst);
 		if (got < 0)
 			return got;
@@ -310,5 +313,6 @@ ssize_t nf_safetensors_read(const struct nf_safetensors *st, const struct nf_art
 		dst += want;
 		off += want;
 	}
-	return dst - out;
+	int rc = nf_decoded_finish(&plan);
+	return rc ? rc : dst - out;
 }

@@ -319,6 +319,104 @@ static int add_decoded_objects(struct ninfer_build *nb, uint32_t top, enum nf_dt
 	return 0;
 }
 
+/* "<raw>.npy", malloc'd (NULL on ENOMEM). */
+static char *npy_name(const char *raw, size_t len)
+{
+	char *s = len < SIZE_MAX - 5 ? malloc(len + 5) : NULL;
+
+	if (s) {
+		memcpy(s, raw, len);
+		memcpy(s + len, ".npy", 5);
+	}
+	return s;
+}
+
+/* decoded/npy/bindings: "<leaf>.npy" beside the directories of the
+ * names, for every binding decoded/bindings has whose shape holds its
+ * elements.  A name that is a directory there (another binding is called
+ * "<leaf>.npy/...") gives no file: <dir>/%self is that binding's name. */
+static int add_npy_bindings(struct ninfer_build *nb, uint32_t top, enum nf_dtype dtype)
+{
+	const struct nf_artifact *a = nb->a;
+
+	for (uint32_t i = 0; i < a->nbindings; i++) {
+		int64_t rc = binding_dirs(nb, top, a->bindings[i].name, true);
+		if (rc < 0)
+			return (int)rc;
+	}
+	for (uint32_t i = 0; i < a->nbindings; i++) {
+		const struct nf_binding *bd = &a->bindings[i];
+		const char *leaf = strrchr(bd->name, '/');
+		int64_t dir = binding_dirs(nb, top, bd->name, false), rc;
+		char esc[NF_NAME_MAX + 1], *name;
+		struct nf_view v;
+		size_t n;
+
+		if (dir < 0)
+			return (int)dir;
+		if (nf_view_npy(a, bd->parts, bd->nparts, dtype, bd->rank, bd->shape, &v) != 0)
+			continue;
+		leaf = leaf ? leaf + 1 : bd->name;
+		if ((name = npy_name(leaf, strlen(leaf))) == NULL)
+			return -ENOMEM;
+		n = nf_escape_component(name, strlen(name), esc);
+		rc = nf_build_find(&nb->b, (uint32_t)dir, esc, n);
+		if (rc < 0 || !nb->b.t->nodes[rc].is_dir) {
+			struct nf_rec rec = {.role = NF_ROLE_DECODED_BINDING, .ref = i,
+					     .parent = (uint32_t)dir};
+			rc = nf_build_leaf(&nb->b, &rec, name, strlen(name), &v, true);
+		}
+		free(name);
+		if (rc < 0)
+			return (int)rc;
+	}
+	return 0;
+}
+
+/* decoded/npy/objects: "<id>.npy" for every tensor decoded/objects has. */
+static int add_npy_objects(struct ninfer_build *nb, uint32_t top, enum nf_dtype dtype)
+{
+	const struct nf_artifact *a = nb->a;
+
+	for (uint32_t i = 0; i < a->nobjects; i++) {
+		const struct nf_object *o = &a->objects[i];
+		struct nf_part pt = {.object = i, .begin = 0, .end = o->elements};
+		struct nf_view v;
+		char *name;
+		int64_t rc;
+
+		if (o->kind != NF_OBJ_TENSOR ||
+		    nf_view_npy(a, &pt, 1, dtype, o->rank, o->shape, &v) != 0)
+			continue;
+		if ((name = npy_name(o->id, strlen(o->id))) == NULL)
+			return -ENOMEM;
+		/* ids are unique, so are ids with one suffix */
+		struct nf_rec rec = {.role = NF_ROLE_DECODED_OBJECT, .ref = i, .parent = top};
+		rc = nf_build_unique(&nb->b, &rec, name, strlen(name), false, &v);
+		free(name);
+		if (rc < 0)
+			return (int)rc;
+	}
+	return 0;
+}
+
+static int add_npy(struct ninfer_build *nb, uint32_t dec, enum nf_dtype dtype)
+{
+	struct nf_builder *b = &nb->b;
+	int64_t npy = nf_build_dir(b, dec, "npy", 3, NF_ROLE_DIR), bind, objs;
+	int rc;
+
+	if (npy < 0)
+		return (int)npy;
+	bind = nf_build_dir(b, (uint32_t)npy, "bindings", 8, NF_ROLE_DIR);
+	objs = nf_build_dir(b, (uint32_t)npy, "objects", 7, NF_ROLE_DIR);
+	if (bind < 0 || objs < 0)
+		return -ENOMEM;
+	if ((rc = add_npy_bindings(nb, (uint32_t)bind, dtype)) < 0)
+		return rc;
+	return add_npy_objects(nb, (uint32_t)objs, dtype);
+}
+
 static int add_decoded(struct ninfer_build *nb, const struct nf_ninfer_docs *d)
 {
 	struct nf_builder *b = &nb->b;
@@ -334,6 +432,8 @@ static int add_decoded(struct ninfer_build *nb, const struct nf_ninfer_docs *d)
 	if ((rc = add_decoded_bindings(nb, (uint32_t)bind, d->dtype)) < 0)
 		return rc;
 	if ((rc = add_decoded_objects(nb, (uint32_t)objs, d->dtype)) < 0)
+		return rc;
+	if ((rc = add_npy(nb, (uint32_t)dec, d->dtype)) < 0)
 		return rc;
 	if (d->safetensors) {
 		struct nf_view v;
@@ -487,10 +587,10 @@ static int add_xattr_files(struct ninfer_build *nb)
 		struct nf_dview dv;
 		size_t len;
 		nf_build_view(b, i, &v);
-		if (v.kind == NF_VIEW_DECODED)
+		bool dec = v.kind == NF_VIEW_DECODED || v.kind == NF_VIEW_NPY;
+		if (dec)
 			nf_dview_of(a, &t->nodes[i], &v, &dv);
-		char *full = nf_segments_json(a, &v, v.kind == NF_VIEW_DECODED ? &dv : NULL, 0, &len,
-					      NULL);
+		char *full = nf_segments_json(a, &v, dec ? &dv : NULL, 0, &len, NULL);
 		if (full == NULL)
 			return -ENOMEM;
 		if (len <= NF_XATTR_VALUE_MAX) {

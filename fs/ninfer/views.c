@@ -3,6 +3,7 @@
 #include "fs/ninfer/views.h"
 
 #include "fs/ninfer/decoded.h"
+#include "fs/ninfer/npy.h"
 #include "fs/ninfer/tree.h"
 
 #include <errno.h>
@@ -200,6 +201,28 @@ int nf_view_decoded(const struct nf_artifact *a, const struct nf_part *parts, ui
 	nf_view_family(v, NF_VIEW_DECODED, size);
 	v->tag[0] = (uint8_t)dt;
 	v->tag[1] = (uint8_t)(rc < 0 ? -rc : 0);
+	return 0;
+}
+
+int nf_view_npy(const struct nf_artifact *a, const struct nf_part *parts, uint32_t nparts,
+		enum nf_dtype wanted, uint32_t rank, const uint64_t *shape, struct nf_view *v)
+{
+	uint64_t n = 1, hlen, size;
+	int rc = nf_view_decoded(a, parts, nparts, wanted, v);
+
+	if (rc != 0)
+		return rc;
+	for (uint32_t i = 0; i < rank; i++)
+		if (__builtin_mul_overflow(n, shape[i], &n))
+			return 1;
+	if (n != nf_parts_elements(parts, nparts))
+		return 1;
+	hlen = nf_npy_header((enum nf_dtype)v->tag[0], rank, shape, NULL, 0);
+	if (hlen == 0 || __builtin_add_overflow(v->size, hlen, &size))
+		return 1;
+	v->kind = NF_VIEW_NPY;
+	v->size = size;
+	v->at = hlen;
 	return 0;
 }
 

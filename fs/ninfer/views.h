@@ -7,6 +7,8 @@
  *               node's tag holds the dtype and the errno every read gets (0
  *               when decodable), its role and ref say whose parts;
  *   SAFETENSORS decoded/model.safetensors (fs/ninfer/safetensors.h);
+ *   NPY         decoded/npy/...: a DECODED view (the same tag, role and ref)
+ *               after an NPY preamble (fs/ninfer/npy.h) of `at` bytes;
  *   USES        uses.json when the reader left it to nf_uses_json() (large
  *               sets): made at the first open() into one copy all opens
  *               share (fs/ninfer/uses.c), the same bytes every time, so
@@ -25,6 +27,7 @@ enum nf_ninfer_kind {
 	NF_VIEW_DECODED = NF_VIEW_FAMILY,
 	NF_VIEW_SAFETENSORS,
 	NF_VIEW_USES,
+	NF_VIEW_NPY,
 };
 
 /* A decoded view unpacked: its parts, the output dtype, and the error
@@ -51,8 +54,16 @@ int nf_view_binding(struct nf_pieces *p, const struct nf_artifact *a, const stru
 int nf_view_decoded(const struct nf_artifact *a, const struct nf_part *parts, uint32_t nparts,
 		    enum nf_dtype wanted, struct nf_view *v);
 
+/* An NPY view of `parts` as `wanted` with the array shape[0..rank) (the
+ * record's shape): nf_view_decoded's view after the preamble.  0, or 1
+ * (no file) as nf_view_decoded, or when the shape's elements are not the
+ * parts' elements. */
+int nf_view_npy(const struct nf_artifact *a, const struct nf_part *parts, uint32_t nparts,
+		enum nf_dtype wanted, uint32_t rank, const uint64_t *shape, struct nf_view *v);
+
 /* The decoded view of node `n` (role DECODED_OBJECT: the whole object;
- * DECODED_BINDING: the binding's parts), from its packed view `v`. */
+ * DECODED_BINDING: the binding's parts), from its packed view `v` (DECODED
+ * or NPY). */
 void nf_dview_of(const struct nf_artifact *a, const struct nf_node *n, const struct nf_view *v,
 		 struct nf_dview *dv);
 

@@ -118,7 +118,7 @@ static char *attr_value(const struct nf_ninfer *fam, uint32_t idx_node, size_t i
 
 	*err = -ENODATA;
 	if (strcmp(nm, "kind") == 0)
-		return strdup(kind_name(n->role));
+		return strdup(n->kind == NF_VIEW_NPY ? "npy" : kind_name(n->role));
 	if (strcmp(nm, "artifact_id") == 0)
 		return n->role == NF_ROLE_ROOT ? strdup(a->artifact_id_hex) : NULL;
 	if (strcmp(nm, "name") == 0)

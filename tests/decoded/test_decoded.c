@@ -18,34 +18,109 @@
 #include <unistd.h>
 
 #include "fs/ninfer/decoded.h"
+#include "fs/ninfer/npy.h"
 #include "fs/ninfer/safetensors.h"
 #include "reader/artifact.h"
 #include "tests/fixtures/fixtures.h"
 
 /* ---- a pread fetcher that counts what it fetched ------------------------ */
 
+/* Spans are queued, then read with nf_payload_read when the decoder runs
+ * the fetcher; runs counts those runs (one per read: issue 15), and every
+ * scratch block is malloc'd and freed by fetch_done. */
+struct queued {
+	uint64_t logical, length;
+	uint8_t *dst;
+};
+
 struct counting_fetch {
 	struct nf_artifact *a;
 	uint64_t bytes;
-	unsigned calls;
+	unsigned runs;
+	struct queued q[4096];
+	size_t nq;
+	void *blocks[4096];
+	size_t nblocks;
 };
 
-static int counting_fetch(void *arg, uint32_t object, const struct nf_span *spans, unsigned n,
-			  uint8_t *const *bufs)
+static int fetch_queue(void *arg, uint32_t object, uint64_t offset, uint64_t length, uint8_t *dst)
 {
 	struct counting_fetch *c = arg;
 	const struct nf_object *o = &c->a->objects[object];
 
-	c->calls++;
-	for (unsigned i = 0; i < n; i++) {
-		ck_assert_uint_le(spans[i].offset + spans[i].length, o->bytes);
-		c->bytes += spans[i].length;
-		int rc = nf_payload_read(c->a, o->offset + spans[i].offset, spans[i].length, bufs[i],
-					 NULL);
+	ck_assert_uint_lt(object, c->a->nobjects);
+	ck_assert_uint_le(offset + length, o->bytes);
+	ck_assert_uint_lt(c->nq, sizeof c->q / sizeof c->q[0]);
+	c->q[c->nq++] = (struct queued){o->offset + offset, length, dst};
+	c->bytes += length;
+	return 0;
+}
+
+static int fetch_run(void *arg)
+{
+	struct counting_fetch *c = arg;
+
+	c->runs++;
+	for (size_t i = 0; i < c->nq; i++) {
+		int rc = nf_payload_read(c->a, c->q[i].logical, c->q[i].length, c->q[i].dst, NULL);
 		if (rc)
 			return rc;
 	}
+	c->nq = 0;
 	return 0;
+}
+
+static void *fetch_scratch(void *arg, size_t n)
+{
+	struct counting_fetch *c = arg;
+	void *p;
+
+	ck_assert_uint_lt(c->nblocks, sizeof c->blocks / sizeof c->blocks[0]);
+	p = aligned_alloc(64, (n + 63) / 64 * 64);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % 64, 0);
+	c->blocks[c->nblocks++] = p;
+	return p;
+}
+
+/* After each read: the scratch is given back. */
+static void fetch_done(struct counting_fetch *c)
+{
+	for (size_t i = 0; i < c->nblocks; i++)
+		free(c->blocks[i]);
+	c->nblocks = 0;
+	c->nq = 0;
+}
+
+#define COUNTING_FETCHER(c) {fetch_queue, fetch_run, fetch_scratch, &(c)}
+
+/* nf_decoded_read and nf_safetensors_read through the counting fetcher: a
+ * read that returns bytes ran the fetcher exactly once (all of its spans in
+ * one fetch, issue 15). */
+static ssize_t dread(struct counting_fetch *c, const struct nf_artifact *a,
+		     const struct nf_part *parts, uint32_t nparts, enum nf_dtype dt,
+		     const struct nf_fetcher *f, uint64_t off, size_t len, uint8_t *out)
+{
+	unsigned runs = c->runs;
+	ssize_t n = nf_decoded_read(a, parts, nparts, dt, f, off, len, out);
+
+	if (n > 0)
+		ck_assert_uint_eq(c->runs, runs + 1);
+	fetch_done(c);
+	return n;
+}
+
+static ssize_t stread(struct counting_fetch *c, const struct nf_safetensors *st,
+		      const struct nf_artifact *a, const struct nf_fetcher *f, uint64_t off,
+		      size_t len, uint8_t *out)
+{
+	unsigned runs = c->runs;
+	ssize_t n = nf_safetensors_read(st, a, f, off, len, out);
+
+	if (n > 0)
+		ck_assert_uint_eq(c->runs, runs + 1);
+	fetch_done(c);
+	return n;
 }
 
 /* ---- fixtures on disk ------------------------------------------------- */
@@ -181,8 +256,8 @@ START_TEST(objects_decode_to_expected)
 
 	for (const char *const *fx = float_fixtures; *fx; fx++) {
 		struct nf_artifact *a = open_fixture(*fx);
-		struct counting_fetch c = {a, 0, 0};
-		struct nf_fetcher f = {counting_fetch, &c};
+		struct counting_fetch c = {.a = a};
+		struct nf_fetcher f = COUNTING_FETCHER(c);
 
 		for (uint32_t i = 0; i < a->nobjects; i++) {
 			const struct nf_object *o = &a->objects[i];
@@ -205,7 +280,7 @@ START_TEST(objects_decode_to_expected)
 				size_t bytes = (size_t)o->elements * nf_dtype_size(dt);
 				uint8_t *got = malloc(bytes + 1), *want = exp;
 				ck_assert_ptr_nonnull(got);
-				ck_assert_int_eq(nf_decoded_read(a, &whole, 1, dt, &f, 0, bytes + 100, got),
+				ck_assert_int_eq(dread(&c, a, &whole, 1, dt, &f, 0, bytes + 100, got),
 						 (ssize_t)bytes);
 				if (dt == NF_DTYPE_BF16 || dt == NF_DTYPE_F16) {
 					ck_assert_uint_eq(elen, (size_t)o->elements * 4);
@@ -233,8 +308,8 @@ END_TEST
 START_TEST(subranges_equal_slices)
 {
 	struct nf_artifact *a = open_fixture("mixed");
-	struct counting_fetch c = {a, 0, 0};
-	struct nf_fetcher f = {counting_fetch, &c};
+	struct counting_fetch c = {.a = a};
+	struct nf_fetcher f = COUNTING_FETCHER(c);
 	struct nf_fx_rng rng = {12345};
 
 	for (uint32_t i = 0; i < a->nobjects; i++) {
@@ -246,11 +321,11 @@ START_TEST(subranges_equal_slices)
 			continue;
 		size_t size = (size_t)o->elements * nf_dtype_size(dt);
 		uint8_t *all = malloc(size), *part = malloc(size + 8);
-		ck_assert_int_eq(nf_decoded_read(a, &whole, 1, dt, &f, 0, size, all), (ssize_t)size);
+		ck_assert_int_eq(dread(&c, a, &whole, 1, dt, &f, 0, size, all), (ssize_t)size);
 		for (int t = 0; t < 200; t++) {
 			uint64_t off = nf_fx_below(&rng, (uint32_t)size + 4);
 			size_t len = nf_fx_below(&rng, t % 3 ? 9 : (uint32_t)size + 1);
-			ssize_t got = nf_decoded_read(a, &whole, 1, dt, &f, off, len, part);
+			ssize_t got = dread(&c, a, &whole, 1, dt, &f, off, len, part);
 			size_t want = off >= size ? 0 : (size - off < len ? size - off : len);
 			ck_assert_int_eq(got, (ssize_t)want);
 			ck_assert(want == 0 || memcmp(part, all + off, want) == 0);
@@ -262,6 +337,173 @@ START_TEST(subranges_equal_slices)
 }
 END_TEST
 
+/* One odd read: bytes [off, off+len) of the view into a buffer of exactly
+ * len bytes (a byte written past it is an ASan error), equal to the slice
+ * of the whole read, in one fetch. */
+static void odd_read(struct counting_fetch *c, const struct nf_fetcher *f,
+		     const struct nf_part *parts, uint32_t nparts, enum nf_dtype dt,
+		     const uint8_t *all, size_t size, uint64_t off, size_t len, const char *what)
+{
+	size_t want = off >= size ? 0 : (size - off < len ? size - off : len);
+	uint8_t *buf = malloc(want ? want : 1);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(dread(c, c->a, parts, nparts, dt, f, off, want, buf), (ssize_t)want);
+	ck_assert_msg(want == 0 || memcmp(buf, all + off, want) == 0, "%s: [%lu, +%zu)", what,
+		      (unsigned long)off, want);
+	free(buf);
+}
+
+/* Reads of 1 byte and more, starting and ending inside elements, across
+ * scale groups (16, 32, 64, 128 elements), rows and parts, of every
+ * object and binding of the split `mixed` set (every format and layout)
+ * in f32, bf16 and f16: each equals the slice of the whole read (issue 15:
+ * a request's spans are planned and fetched together now). */
+START_TEST(odd_ranges_every_format)
+{
+	static const enum nf_dtype dts[] = {NF_DTYPE_F32, NF_DTYPE_BF16, NF_DTYPE_F16};
+	struct nf_artifact *a = open_fixture("mixed");
+	struct counting_fetch c = {.a = a};
+	struct nf_fetcher f = COUNTING_FETCHER(c);
+	unsigned views = 0;
+
+	for (uint32_t v = 0; v < a->nobjects + a->nbindings; v++) {
+		struct nf_part whole;
+		const struct nf_part *parts = &whole;
+		uint32_t nparts = 1;
+		uint64_t k = 1;
+		const char *what;
+
+		if (v < a->nobjects) {
+			const struct nf_object *o = &a->objects[v];
+			if (o->kind != NF_OBJ_TENSOR)
+				continue;
+			whole = (struct nf_part){v, 0, o->elements};
+			k = o->rank ? o->shape[o->rank - 1] : 1;
+			what = o->id;
+		} else {
+			const struct nf_binding *b = &a->bindings[v - a->nobjects];
+			parts = b->parts;
+			nparts = b->nparts;
+			k = b->rank ? b->shape[b->rank - 1] : 1;
+			what = b->name;
+		}
+		for (size_t d = 0; d < 3; d++) {
+			enum nf_dtype dt;
+			if (nf_decoded_dtype(a, parts, nparts, dts[d], &dt))
+				break;
+			size_t esz = nf_dtype_size(dt);
+			size_t size = (size_t)nf_parts_elements(parts, nparts) * esz;
+			uint8_t *all = malloc(size ? size : 1);
+			ck_assert_ptr_nonnull(all);
+			ck_assert_int_eq(dread(&c, a, parts, nparts, dt, &f, 0, size, all),
+					 (ssize_t)size);
+			/* the element offsets where something changes */
+			/* (the first few of each kind, and every part start) */
+			uint64_t marks[64];
+			size_t nm = 0;
+			static const uint64_t groups[] = {16, 32, 64, 128};
+			for (size_t g = 0; g < 5; g++) {
+				uint64_t step = g < 4 ? groups[g] : k;
+				for (uint64_t e = step, j = 0; e * esz < size && j < 6; e += step, j++)
+					marks[nm++] = e;
+			}
+			uint64_t at = 0;
+			for (uint32_t p = 0; p < nparts && nm < 63; p++) {
+				at += parts[p].end - parts[p].begin;
+				marks[nm++] = at;
+			}
+			marks[nm++] = 0;
+			for (size_t m = 0; m < nm; m++) {
+				static const int64_t deltas[] = {-5, -1, 0, 1, 3};
+				for (size_t q = 0; q < 5; q++) {
+					int64_t off = (int64_t)(marks[m] * esz) + deltas[q];
+					static const size_t lens[] = {1, 2, 5, 67, 261};
+					if (off < 0)
+						continue;
+					for (size_t l = 0; l < 5; l++)
+						odd_read(&c, &f, parts, nparts, dt, all, size,
+							 (uint64_t)off, lens[l], what);
+				}
+			}
+			free(all);
+			views++;
+		}
+	}
+	ck_assert_uint_ge(views, 60);
+	nf_artifact_close(a);
+}
+END_TEST
+
+/* NPY preambles against vectors computed by hand from the format
+ * description: magic, version, little-endian length, the dict text, spaces
+ * and '\n' to a multiple of 64; version 2.0 (uint32 length) past 65535. */
+static void npy_expect(enum nf_dtype dt, uint32_t rank, const uint64_t *shape, const char *dict,
+		       uint64_t total, unsigned major)
+{
+	uint64_t n = nf_npy_header(dt, rank, shape, NULL, 0);
+	char *h = malloc(total);
+	size_t pre = major == 1 ? 10 : 12, dl = strlen(dict);
+	uint64_t hlen = total - pre;
+
+	ck_assert_uint_eq(n, total);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_uint_eq(nf_npy_header(dt, rank, shape, h, total - 1), total);   /* too small */
+	ck_assert_uint_eq(nf_npy_header(dt, rank, shape, h, total), total);
+	ck_assert(memcmp(h, "\x93NUMPY", 6) == 0);
+	ck_assert_uint_eq((uint8_t)h[6], major);
+	ck_assert_uint_eq((uint8_t)h[7], 0);
+	for (unsigned i = 0; i < pre - 8; i++)
+		ck_assert_uint_eq((uint8_t)h[8 + i], (hlen >> (8 * i)) & 0xff);
+	ck_assert_msg(memcmp(h + pre, dict, dl) == 0, "%.*s", (int)(dl < 200 ? dl : 200), h + pre);
+	for (uint64_t i = pre + dl; i < total - 1; i++)
+		ck_assert_int_eq(h[i], ' ');
+	ck_assert_int_eq(h[total - 1], '\n');
+	free(h);
+}
+
+START_TEST(npy_preambles)
+{
+	static const uint64_t s34[] = {3, 4}, s5[] = {5}, big[] = {18446744073709551615ull, 7};
+	/* 59 bytes of dict + 10 + '\n' = 70: 128 */
+	npy_expect(NF_DTYPE_F32, 2, s34,
+		   "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", 128, 1);
+	npy_expect(NF_DTYPE_BF16, 0, NULL,
+		   "{'descr': '<u2', 'fortran_order': False, 'shape': (), }", 128, 1);
+	npy_expect(NF_DTYPE_F16, 1, s5,
+		   "{'descr': '<f2', 'fortran_order': False, 'shape': (5,), }", 128, 1);
+	/* 51 + 20 + 3 + 4 = 78 bytes of dict + 11 = 89: 128 */
+	npy_expect(NF_DTYPE_I32, 2, big,
+		   "{'descr': '<i4', 'fortran_order': False, 'shape': (18446744073709551615, 7), }",
+		   128, 1);
+	/* r ones: 51 + 1 + 3 (r - 1) + 4 = 53 + 3r bytes of dict.  r = 21824:
+	 * 65525, 10 + 65525 + 1 = 65536, the largest 1.0 preamble (length
+	 * 65526); r = 21825: 65528, 1.0 would need 65590: 2.0, 12 + 65528 + 1
+	 * -> 65600; r = 30000: 90053 -> 90112 */
+	static const struct { uint32_t rank; uint64_t total; unsigned major; } ones_cases[] = {
+		{21824, 65536, 1}, {21825, 65600, 2}, {30000, 90112, 2}};
+	uint64_t *ones = malloc(30000 * sizeof *ones);
+	char *dict = malloc(53 + 3 * 30000 + 1);
+	ck_assert_ptr_nonnull(ones);
+	ck_assert_ptr_nonnull(dict);
+	for (int i = 0; i < 30000; i++)
+		ones[i] = 1;
+	for (size_t c = 0; c < 3; c++) {
+		size_t o = (size_t)sprintf(dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (1");
+		for (uint32_t i = 1; i < ones_cases[c].rank; i++)
+			o += (size_t)sprintf(dict + o, ", 1");
+		o += (size_t)sprintf(dict + o, "), }");
+		ck_assert_uint_eq(o, 53 + 3 * (size_t)ones_cases[c].rank);
+		npy_expect(NF_DTYPE_F32, ones_cases[c].rank, ones, dict, ones_cases[c].total,
+			   ones_cases[c].major);
+	}
+	free(ones);
+	free(dict);
+	ck_assert_ptr_null(nf_npy_descr((enum nf_dtype)99));
+	ck_assert_uint_eq(nf_npy_header((enum nf_dtype)99, 0, NULL, NULL, 0), 0);
+}
+END_TEST
+
 /* A parts binding decodes to the concatenation of its parents' ranges. */
 START_TEST(bindings_concatenate_parts)
 {
@@ -269,8 +511,8 @@ START_TEST(bindings_concatenate_parts)
 
 	for (const char *const *fx = float_fixtures; *fx; fx++) {
 		struct nf_artifact *a = open_fixture(*fx);
-		struct counting_fetch c = {a, 0, 0};
-		struct nf_fetcher f = {counting_fetch, &c};
+		struct counting_fetch c = {.a = a};
+		struct nf_fetcher f = COUNTING_FETCHER(c);
 
 		for (uint32_t b = 0; b < a->nbindings; b++) {
 			const struct nf_binding *bd = &a->bindings[b];
@@ -280,7 +522,7 @@ START_TEST(bindings_concatenate_parts)
 				continue;
 			size_t bytes = (size_t)bd->elements * 4, at = 0;
 			uint8_t *got = malloc(bytes + 1), *want = malloc(bytes + 1);
-			ck_assert_int_eq(nf_decoded_read(a, bd->parts, bd->nparts, dt, &f, 0, bytes, got),
+			ck_assert_int_eq(dread(&c, a, bd->parts, bd->nparts, dt, &f, 0, bytes, got),
 					 (ssize_t)bytes);
 			for (uint32_t p = 0; p < bd->nparts; p++) {
 				size_t elen;
@@ -319,10 +561,10 @@ START_TEST(small_reads_fetch_little)
 		if (o->kind != NF_OBJ_TENSOR || o->bytes < 8192 ||
 		    nf_decoded_dtype(a, &whole, 1, NF_DTYPE_F32, &dt))
 			continue;
-		struct counting_fetch c = {a, 0, 0};
-		struct nf_fetcher f = {counting_fetch, &c};
+		struct counting_fetch c = {.a = a};
+		struct nf_fetcher f = COUNTING_FETCHER(c);
 		uint64_t mid = o->elements / 2 * 4;
-		ck_assert_int_eq(nf_decoded_read(a, &whole, 1, dt, &f, mid, 4, out), 4);
+		ck_assert_int_eq(dread(&c, a, &whole, 1, dt, &f, mid, 4, out), 4);
 		/* at most one row of codes and its scales, or one nvfp4 scale tile */
 		ck_assert_msg(c.bytes <= 4096 + o->bytes / 16, "%s: one element fetched %lu of %lu bytes",
 			      o->id, (unsigned long)c.bytes, (unsigned long)o->bytes);
@@ -338,13 +580,13 @@ END_TEST
 START_TEST(safetensors_file)
 {
 	struct nf_artifact *a = open_fixture("mixed");
-	struct counting_fetch c = {a, 0, 0};
-	struct nf_fetcher f = {counting_fetch, &c};
+	struct counting_fetch c = {.a = a};
+	struct nf_fetcher f = COUNTING_FETCHER(c);
 	struct nf_safetensors st;
 
 	ck_assert_int_eq(nf_safetensors_build(&st, a, NF_DTYPE_F32), 0);
 	uint8_t *file = malloc(st.size);
-	ck_assert_int_eq(nf_safetensors_read(&st, a, &f, 0, st.size, file), (ssize_t)st.size);
+	ck_assert_int_eq(stread(&c, &st, a, &f, 0, st.size, file), (ssize_t)st.size);
 
 	uint64_t hlen = 0;
 	for (int i = 7; i >= 0; i--)
@@ -385,7 +627,7 @@ START_TEST(safetensors_file)
 		ck_assert_uint_eq(b0, covered); /* no holes, binding order */
 		covered = b1;
 		uint8_t *want = malloc(b1 - b0 + 1);
-		ck_assert_int_eq(nf_decoded_read(a, bd->parts, bd->nparts, dt, &f, 0, b1 - b0, want),
+		ck_assert_int_eq(dread(&c, a, bd->parts, bd->nparts, dt, &f, 0, b1 - b0, want),
 				 (ssize_t)(b1 - b0));
 		ck_assert(memcmp(file + data + b0, want, b1 - b0) == 0);
 		free(want);
@@ -400,7 +642,7 @@ START_TEST(safetensors_file)
 		uint64_t off = nf_fx_below(&rng, (uint32_t)st.size + 2);
 		size_t len = nf_fx_below(&rng, (uint32_t)(st.size / 3));
 		size_t want = off >= st.size ? 0 : (st.size - off < len ? st.size - off : len);
-		ck_assert_int_eq(nf_safetensors_read(&st, a, &f, off, len, part), (ssize_t)want);
+		ck_assert_int_eq(stread(&c, &st, a, &f, off, len, part), (ssize_t)want);
 		ck_assert(want == 0 || memcmp(part, file + off, want) == 0);
 	}
 	free(part);
@@ -451,6 +693,8 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, objects_decode_to_expected);
 	tcase_add_test(tc, subranges_equal_slices);
+	tcase_add_test(tc, odd_ranges_every_format);
+	tcase_add_test(tc, npy_preambles);
 	tcase_add_test(tc, bindings_concatenate_parts);
 	tcase_add_test(tc, small_reads_fetch_little);
 	tcase_add_test(tc, safetensors_file);

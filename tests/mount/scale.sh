@@ -46,7 +46,8 @@ dirs[""] = 0
 for f in ("artifact.json", "validation.json", "files.json", "uses.json", "stats"):
     add(f, False)
 for top in ("components", "objects", "planes", "bindings", "decoded",
-            "decoded/bindings", "decoded/objects"):
+            "decoded/bindings", "decoded/objects", "decoded/npy", "decoded/npy/bindings",
+            "decoded/npy/objects"):
     add(top, True)
 add("decoded/model.safetensors", False)
 for cid in d["components"]:
@@ -55,17 +56,18 @@ for cid in d["components"]:
 for o in d["objects"]:
     add("objects/" + o["id"], False)
     add("decoded/objects/" + o["id"], False)
+    add("decoded/npy/objects/" + o["id"] + ".npy", False)
     add("planes/" + o["id"], True)
     for k in range(planes_of[o["format"]]):
         add("planes/%s/p%d" % (o["id"], k), False)
-for top in ("bindings", "decoded/bindings"):
+for top, suffix in (("bindings", ""), ("decoded/bindings", ""), ("decoded/npy/bindings", ".npy")):
     for name in d["bindings"]:
         parts = name.split("/")
         for k in range(1, len(parts)):
             p = top + "/" + "/".join(parts[:k])
             if p not in dirs:
                 add(p, True)
-        add(top + "/" + name, False)
+        add(top + "/" + name + suffix, False)
 # ls -lR: per directory a "DIR:" line, a "total" line and its entries; a
 # blank line between directories
 want = sum(2 + n for n in dirs.values()) + len(dirs) - 1

@@ -84,9 +84,11 @@ print("uses.json %d bytes; daemon VmRSS %.1f MB at mount, %.1f MB with 1 holder,
 assert held - one <= size // 2, "39 more opens grew RSS by %.1f MB" % ((held - one) / 1e6)
 assert grow <= 2 * size + (8 << 20), "40 opens grew RSS by %.1f MB (%.1f copies of %d bytes)" % (
     grow / 1e6, grow / size, size)
-# released once nobody holds it (RELEASE comes from the kernel a little later)
+# released once nobody holds it (RELEASE comes from the kernel a little
+# later): from the RSS after the full read, whose reply buffers (each
+# worker thread's work area, kept for its next read) stay
 for _ in range(100):
-    if rss() < held - size // 2:
+    if rss() < peak - size // 2:
         break
     time.sleep(0.05)
 else:

@@ -20,6 +20,8 @@ names the file):
   /stall/F       headers and 100 bytes, then silence (until the lifetime ends)
   /stallfar/F    ranges starting at byte 300000 or later stall like /stall/
   /redir/F       302 to http://localhost:PORT/ok/F (another host name)
+  /503on-S/F     503 forever when F contains S, plain otherwise (one part of
+                 a set that never answers)
 
 The file is the path's last segment, so /ok/BUCKET/KEY works as an S3
 path-style endpoint http://127.0.0.1:PORT/ok (nothing is verified there).
@@ -109,6 +111,8 @@ class H(BaseHTTPRequestHandler):
         if mode == "redir":
             port = self.server.server_address[1]
             return self.plain_status(302, [("Location", "http://localhost:%d/ok/%s" % (port, name))])
+        if mode.startswith("503on-") and mode[6:] in name:
+            return self.plain_status(503)
         if mode == "503always" or (mode == "503once" and n == 1):
             return self.plain_status(503)
         if mode == "429" and n == 1:

@@ -47,6 +47,7 @@ ok "adjacent segments merged into one range GET (4 segments, 2 requests)"
 
 # --- keep-alive: 20 reads, one connection
 etag=$(curl -sI "$U" | tr -d '\r' | awk 'tolower($1)=="etag:" {print $2}')
+ngx_settle   # (else the HEAD's line may land after the clear)
 ngx_clear
 args=()
 for i in $(seq 0 19); do args+=(read 0 $((i * 1000)) 100); done

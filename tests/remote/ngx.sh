@@ -81,3 +81,14 @@ CONF
 # requests in the access log (since the last ngx_clear)
 ngx_requests() { wc -l <"$NGX_LOG"; }
 ngx_clear() { : >"$NGX_LOG"; }
+# ngx_settle: every request made so far is in the access log.  nginx writes
+# a request's line after its response, so a client may be gone before its
+# line is there; one worker handles events in order, so once the line of a
+# sentinel request (GET /.nf-settle/N, a 404, left in the log) is written,
+# every earlier one is too.
+ngx_settle() {
+	local id=$RANDOM$RANDOM
+	curl -s -o /dev/null --max-time 5 "$NGX_URL/.nf-settle/$id"
+	for _ in $(seq 250); do grep -q "GET /.nf-settle/$id " "$NGX_LOG" && return 0; sleep 0.02; done
+	fail "nginx did not log the sentinel request /.nf-settle/$id"
+}

@@ -1,0 +1,107 @@
+# bench/read_lib.sh — what the read benchmarks share (sourced, not run):
+# the tools, the work directory and its cleanup, mounts, cache drops,
+# timing, medians and fio.  raw_read.sh and decoded_read.sh source it.
+#
+# Before sourcing: BUILD (a build directory), optionally NEED (extra
+# commands the script needs).  Defines ROOT, NINFERFS, NINFER_PACK, PY (a
+# python3 with numpy), WORK, and registers an EXIT trap that unmounts
+# every mount made with nf_mount/sq_mount, kills their daemons and removes
+# WORK.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+NINFERFS=${NINFERFS:-$BUILD/fs/ninferfs}
+NINFER_PACK=${NINFER_PACK:-$BUILD/tools/ninfer-pack}
+WORK=${WORK:-/var/tmp/nf-bench.$$}
+# numpy lives with the system python (tests/mount/lib.sh says the same)
+PY=${PY:-/usr/bin/python3}
+
+[ "$(id -u)" = 0 ] || { echo "$(basename "$0"): needs root (drop_caches, mounts)" >&2; exit 1; }
+for t in "$NINFERFS" "$NINFER_PACK"; do [ -x "$t" ] || { echo "missing $t" >&2; exit 1; }; done
+for t in fio dd fusermount3 ${NEED:-}; do
+	command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 1; }
+done
+"$PY" -c 'import numpy' 2>/dev/null || { echo "missing numpy for $PY" >&2; exit 1; }
+
+NF_MOUNTS=()
+NF_DAEMONS=()
+nf_cleanup() {
+	for m in "${NF_MOUNTS[@]}"; do
+		grep -q " $m fuse" /proc/mounts 2>/dev/null && { fusermount3 -u "$m" || umount -l "$m"; } || true
+	done
+	for p in "${NF_DAEMONS[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -n "${KEEP:-}" ] || rm -rf "$WORK"
+}
+trap nf_cleanup EXIT
+trap 'exit 1' INT TERM
+mkdir -p "$WORK"
+
+# nf_mount ENTRY MNT [ninferfs options...]: mount and remember the daemon.
+nf_mount() {
+	local entry=$1 mnt=$2
+	shift 2
+	mkdir -p "$mnt"
+	"$NINFERFS" "$entry" "$mnt" "$@"
+	NF_MOUNTS+=("$mnt")
+	NF_DAEMONS+=("$(pgrep -n -f "^$NINFERFS $entry $mnt")")
+}
+# (a reader that has just closed may hold the mount for a moment)
+nf_umount() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		fusermount3 -u "$1" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	fusermount3 -u "$1"
+}
+# The pid of the daemon serving MNT.
+nf_daemon() { pgrep -n -f "^$NINFERFS [^ ]* $1( |\$)"; }
+sq_mount() { mkdir -p "$2"; squashfuse "$1" "$2"; NF_MOUNTS+=("$2"); }
+
+# Every cache (the backing files' too): a cold read.
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# Only FILE's pages (fadvise DONTNEED): for a file of a mount, the mount's
+# page cache of it, while the backing files stay cached.
+drop_file() { local f; for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none; done; }
+# Read FILEs once so that their pages are cached.
+warm() { cat "$@" >/dev/null; }
+nothing() { :; }
+
+# The 1-minute load average now (the machine is shared: every figure is
+# printed with it).
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# MiB/s of BYTES moved by COMMAND (its stdout goes to /dev/null).
+mbps() {
+	local bytes=$1 t0 t1
+	shift
+	t0=$EPOCHREALTIME
+	"$@" >/dev/null
+	t1=$EPOCHREALTIME
+	awk -v b="$bytes" -v a="$t0" -v z="$t1" 'BEGIN { printf "%.1f\n", b / 1048576 / (z - a) }'
+}
+
+# The median of the numbers on stdin (one a line).
+median_of() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# median MiB/s of REPS runs of: PREP (untimed); COMMAND moving BYTES
+median() {
+	local prep=$1 bytes=$2
+	shift 2
+	for _ in $(seq "$REPS"); do
+		$prep
+		mbps "$bytes" "$@"
+	done | median_of
+}
+
+# IOPS of random 4 KiB buffered reads of the first SIZE bytes of FILE at
+# queue depth DEPTH, for FIO_SECS or until every block was read once
+# (fio's random map: no block is read twice, so the page cache never
+# answers).  PREP runs first.
+fio_iops() { # FILE DEPTH SIZE PREP
+	$4
+	fio --name=r --filename="$1" --rw=randread --bs=4k --iodepth="$2" --ioengine=io_uring \
+	    --direct=0 --size="$3" --runtime="$FIO_SECS" --readonly \
+	    --output-format=json 2>/dev/null |
+		"$PY" -c "import json,sys; print('%.0f' % json.load(sys.stdin)['jobs'][0]['read']['iops'])"
+}

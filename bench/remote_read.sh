@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# bench/remote_read.sh — ninferfs over HTTP (issue 14) against curl from the
+# same nginx, in one run.  Never part of the test suite.
+#
+#   bench/remote_read.sh [BUILD_DIR]     (default BUILD_DIR: build; root)
+#
+# The set: a bf16 object of SIZE_MB (1024) MiB of random bytes and a 1 MiB
+# one, split with --max-file-bytes 256M, served by nginx on a free loopback
+# port (tests/remote/ngx.sh).  Large files go to $WORK (default
+# /var/tmp/nf-rbench.PID), removed at exit with every mount and server.
+#   (a) sequential first read: dd bs=1M of objects/w.big through a fresh
+#       mount of the URL, against `curl -o /dev/null` of the same byte
+#       ranges from the same server; median of REPS (3); ratio mount/curl
+#       (goal >= 0.8); and, as the FUSE path's own ceiling, dd of the object
+#       through a fresh mount of the set's directory (io_uring, the backing
+#       files in the page cache)
+#   (b) the same with 20 ms RTT: tc netem where the kernel has it, else
+#       (said so) both through bench/delay_proxy.py, a loopback proxy that
+#       delays every byte 10 ms each way
+#   (c) random 4 KiB reads at QD16 (fio, io_uring, O_DIRECT) of
+#       objects/w.big: HTTP requests per read from nginx's log (goal <= 1.1)
+#   (d) mount-ready time of a 100k-object set (bench/gen_large.py) over HTTP
+#       / local, median of REPS (goal <= 1.5)
+#   (e) bytes fetched (nginx's $bytes_sent, and the daemon's bytes_fetched)
+#       to read objects/w.small (1 MiB) out of the set (goal <= 4 MiB)
+set -euo pipefail
+
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+NINFERFS=${NINFERFS:-$BUILD/fs/ninferfs}
+NINFER_PACK=${NINFER_PACK:-$BUILD/tools/ninfer-pack}
+SIZE_MB=${SIZE_MB:-1024}
+REPS=${REPS:-3}
+OBJECTS=${OBJECTS:-100000}
+FIO_IOS=${FIO_IOS:-4000}
+export NF_REMOTE_GET=${NF_REMOTE_GET:-$BUILD/tests/remote/nf-remote-get}
+[ "$(id -u)" = 0 ] || { echo "remote_read.sh: needs root (mounts)" >&2; exit 1; }
+for t in "$NINFERFS" "$NINFER_PACK"; do [ -x "$t" ] || { echo "missing $t" >&2; exit 1; }; done
+for t in nginx curl fio python3 dd; do command -v $t >/dev/null || { echo "missing $t" >&2; exit 1; }; done
+
+. "$ROOT/tests/remote/lib.sh"     # T, SRV_PIDS, CLEANUPS, the EXIT trap
+. "$ROOT/tests/remote/ngx.sh"
+. "$ROOT/tests/remote/mnt.sh"
+WORK=${WORK:-/var/tmp/nf-rbench.$$}
+rm_work() { rm -rf "$WORK"; }
+CLEANUPS+=(rm_work)
+mkdir -p "$WORK/www/set" "$WORK/www/many"
+
+now() { date +%s.%N; }
+med() { python3 -c 'import sys; v=sorted(float(x) for x in sys.argv[1:]); print(v[len(v)//2])' "$@"; }
+ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
+
+echo "== generating the set in $WORK (${SIZE_MB} MiB + 1 MiB)"
+dd if=/dev/urandom of="$WORK/big.bin" bs=1M count="$SIZE_MB" status=none
+dd if=/dev/urandom of="$WORK/small.bin" bs=1M count=1 status=none
+cat >"$WORK/manifest.json" <<JSON
+{"components": {"bench": {"config": {}}},
+ "objects": [{"id": "w.big", "kind": "tensor", "format": "bf16", "layout": "contiguous_le_v1",
+              "shape": [$((SIZE_MB * 32)), 16384], "source": "$WORK/big.bin"},
+             {"id": "w.small", "kind": "tensor", "format": "bf16", "layout": "contiguous_le_v1",
+              "shape": [32, 16384], "source": "$WORK/small.bin"}],
+ "bindings": {"bench/w": {"object": "w.big"}, "bench/s": {"object": "w.small"}},
+ "uses": []}
+JSON
+"$NINFER_PACK" create -q --manifest "$WORK/manifest.json" --max-file-bytes 256M "$WORK/www/set/big.ninfer"
+python3 "$ROOT/bench/gen_large.py" "$WORK/www/many/many.ninfer" --objects "$OBJECTS" --parts 4 >/dev/null
+cat "$WORK"/www/set/* >/dev/null   # the server's files in the page cache, for both readers
+ngx_start "$WORK/www"
+U=$NGX_URL/set/big.ninfer
+
+mnt "$WORK/www/set/big.ninfer" "$T/local"
+getfattr -n user.ninfer.segments --only-values "$T/local/objects/w.big" | python3 -c "
+import json, sys
+for s in json.load(sys.stdin):
+    print(s['path'], s['file_offset'], s['length'])" >"$WORK/segments.txt"
+cmp "$T/local/objects/w.big" "$WORK/big.bin" || fail "local mount bytes"
+
+# curl of the object's byte ranges from BASE (one request per part, as a
+# client that knows the layout would)
+curl_ranges() {
+	while read -r path off len; do
+		curl -s -f -o /dev/null -r "$off-$((off + len - 1))" "$1/set/$path" || return 1
+	done <"$WORK/segments.txt"
+}
+# MiB/s of: a fresh mount of BASE's set, dd of objects/w.big
+mount_seq() {
+	local t0 t1 r
+	mnt "$1/set/big.ninfer" "$T/m"
+	t0=$(now)
+	dd if="$T/m/objects/w.big" of=/dev/null bs=1M status=none
+	t1=$(now)
+	cp "$T/m/stats" "$WORK/last-stats.json"
+	umnt "$T/m"
+	python3 -c "print('%.1f' % ($SIZE_MB / ($t1 - $t0)))"
+}
+curl_seq() {
+	local t0 t1
+	t0=$(now)
+	curl_ranges "$1"
+	t1=$(now)
+	python3 -c "print('%.1f' % ($SIZE_MB / ($t1 - $t0)))"
+}
+local_seq() {
+	local t0 t1
+	mnt "$WORK/www/set/big.ninfer" "$T/lm"
+	t0=$(now)
+	dd if="$T/lm/objects/w.big" of=/dev/null bs=1M status=none
+	t1=$(now)
+	umnt "$T/lm"
+	python3 -c "print('%.1f' % ($SIZE_MB / ($t1 - $t0)))"
+}
+seq_pair() { # BASE LABEL [local]
+	local m=() c=() l=()
+	for _ in $(seq "$REPS"); do
+		c+=("$(curl_seq "$1")")
+		m+=("$(mount_seq "$1")")
+		[ -z "${3:-}" ] || l+=("$(local_seq)")
+	done
+	SEQ_M=$(med "${m[@]}") SEQ_C=$(med "${c[@]}")
+	echo "$2: mount ${m[*]} MiB/s (median $SEQ_M), curl ${c[*]} MiB/s (median $SEQ_C), ratio $(ratio "$SEQ_M" "$SEQ_C")"
+	if [ -n "${3:-}" ]; then
+		SEQ_L=$(med "${l[@]}")
+		echo "   local mount (the FUSE path's ceiling): ${l[*]} MiB/s (median $SEQ_L): URL mount / local mount $(ratio "$SEQ_M" "$SEQ_L"), local mount / curl $(ratio "$SEQ_L" "$SEQ_C")"
+	fi
+}
+
+echo "== (a) sequential first read of the ${SIZE_MB} MiB object, loopback"
+seq_pair "$NGX_URL" "loopback" local
+RA=$(ratio "$SEQ_M" "$SEQ_C")
+RL=$(ratio "$SEQ_M" "$SEQ_L")
+python3 - "$WORK/last-stats.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = [x["remote"] for x in s["files"]]
+print("   last mount: %d HTTP requests, %d bytes fetched, %d prefetched, %d prefetch hits, %d FUSE reads" % (
+    sum(x["requests"] for x in f), sum(x["bytes_fetched"] for x in f),
+    sum(x["prefetch_bytes"] for x in f), sum(x["prefetch_hits"] for x in f), s["reads"]))
+PY
+
+echo "== (b) the same with 20 ms RTT"
+if tc qdisc add dev lo root netem delay 10ms 2>/dev/null; then
+	tc qdisc del dev lo root 2>/dev/null
+	echo "   tc netem exists here, but would delay every loopback user of the machine: using the proxy"
+else
+	echo "   tc netem is not available (no sch_netem): both readers go through bench/delay_proxy.py (10 ms each way)"
+fi
+python3 "$ROOT/bench/delay_proxy.py" "$WORK/pport" "$NGX_PORT" 10 3600 &
+SRV_PIDS+=($!)
+for _ in $(seq 100); do [ -s "$WORK/pport" ] && break; sleep 0.05; done
+P=http://127.0.0.1:$(cat "$WORK/pport")
+t0=$(now); curl -s -o /dev/null -r 0-0 "$P/set/big.ninfer"; t1=$(now)
+echo "   one 1-byte GET through the proxy: $(python3 -c "print('%.1f' % (($t1 - $t0) * 1000))") ms (a new connection: 2 RTT)"
+seq_pair "$P" "20 ms RTT"
+RB=$(ratio "$SEQ_M" "$SEQ_C")
+
+echo "== (c) random 4 KiB reads at QD16, $FIO_IOS reads"
+mnt "$U" "$T/m"
+ngx_settle; ngx_clear
+fio --name=r --filename="$T/m/objects/w.big" --rw=randread --bs=4k --iodepth=16 --ioengine=io_uring \
+    --direct=1 --size="${SIZE_MB}M" --number_ios="$FIO_IOS" --readonly --output-format=json \
+    2>/dev/null >"$WORK/fio.json"
+ngx_settle
+reads=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['jobs'][0]['read']['total_ios'])" "$WORK/fio.json")
+iops=$(python3 -c "import json,sys; print('%.0f' % json.load(open(sys.argv[1]))['jobs'][0]['read']['iops'])" "$WORK/fio.json")
+gets=$(grep -c '"GET /set/' "$NGX_LOG" || true)
+umnt "$T/m"
+RC=$(python3 -c "print('%.3f' % ($gets / $reads))")
+echo "random 4k QD16: $reads reads, $gets HTTP requests: $RC requests per read ($iops IOPS)"
+
+echo "== (d) mount-ready time, $OBJECTS objects"
+ready() { # SOURCE -> seconds until ninferfs (daemonizing) returns: the mount answers
+	local t0 t1 p
+	mkdir -p "$T/ready"
+	MNTS+=("$T/ready")
+	t0=$(now)
+	"$NINFERFS" "$1" "$T/ready" 2>>"$WORK/ready.err" || fail "mount of $1: $(tail -3 "$WORK/ready.err")"
+	t1=$(now)
+	p=$(pgrep -n -f "^$NINFERFS $1 $T/ready" || true)
+	[ -n "$p" ] && DPIDS+=("$p")
+	ls "$T/ready" >/dev/null
+	fusermount3 -u "$T/ready"
+	for _ in $(seq 200); do [ -n "$p" ] && kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	python3 -c "print('%.3f' % ($t1 - $t0))"
+}
+l=() r=()
+for _ in $(seq "$REPS"); do
+	l+=("$(ready "$WORK/www/many/many.ninfer")")
+	r+=("$(ready "$NGX_URL/many/many.ninfer")")
+done
+ML=$(med "${l[@]}") MR=$(med "${r[@]}")
+RD=$(ratio "$MR" "$ML")
+echo "mount-ready: HTTP ${r[*]} s (median $MR), local ${l[*]} s (median $ML): ratio $RD"
+
+echo "== (e) bytes fetched to read the 1 MiB object"
+mnt "$U" "$T/m"
+ngx_settle; ngx_clear
+cmp "$T/m/objects/w.small" "$WORK/small.bin" || fail "w.small bytes"
+ngx_settle
+sent=$(grep -v nf-settle "$NGX_LOG" | awk '{s += $NF} END {print s + 0}')
+nreq=$(grep -vc nf-settle "$NGX_LOG" || true)
+fetched=$(python3 -c "import json,sys; print(sum(f['remote']['bytes_fetched'] for f in json.load(open(sys.argv[1]))['files']))" "$T/m/stats")
+umnt "$T/m"
+echo "w.small (1048576 bytes): $nreq requests, $sent bytes sent by nginx, $fetched body bytes fetched (daemon): $(python3 -c "print('%.2f' % ($sent / 1048576))") MiB"
+umnt "$T/local"
+
+echo
+echo "| measure | figure | goal |"
+echo "|---|---|---|"
+echo "| sequential first read, loopback, mount/curl | ${RA}x | >= 0.8 |"
+echo "| the same, URL mount / local mount | ${RL}x | |"
+echo "| sequential first read, 20 ms RTT, mount/curl | ${RB}x | >= 0.8 |"
+echo "| random 4 KiB QD16, HTTP requests per read | $RC | <= 1.1 |"
+echo "| mount-ready $OBJECTS objects, HTTP/local | ${RD}x | <= 1.5 |"
+echo "| bytes fetched to read 1 MiB object | $(python3 -c "print('%.2f' % ($sent / 1048576))") MiB | <= 4 MiB |"

@@ -1,0 +1,66 @@
+# tests/remote/mnt.sh — ninferfs mounts for the remote tests (sourced after
+# lib.sh).  Every mount is recorded and unmounted by lib.sh's EXIT trap
+# (before the servers are killed), every daemon killed by PID, even when
+# the test fails.
+: "${NINFERFS:?NINFERFS must point at the ninferfs binary}"
+MNTS=()
+DPIDS=()
+declare -A MPID
+
+mnt_cleanup() {
+	local m p
+	for m in "${MNTS[@]}"; do
+		grep -q " $m fuse" /proc/mounts 2>/dev/null &&
+			{ fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+	done
+	for p in "${DPIDS[@]}"; do
+		kill -0 "$p" 2>/dev/null || continue
+		kill "$p" 2>/dev/null
+		for _ in $(seq 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill -9 "$p" 2>/dev/null
+	done
+}
+CLEANUPS+=(mnt_cleanup)
+
+is_mounted() { grep -q " $1 fuse" /proc/mounts; }
+
+# mnt SOURCE DIR [ninferfs args...]: a foreground daemon in the background
+# of this shell (stderr in DIR.log); waits until the mount answers.
+mnt() {
+	local src=$1 dir=$2; shift 2
+	mkdir -p "$dir"
+	MNTS+=("$dir")
+	"$NINFERFS" "$src" "$dir" -f "$@" 2>"$dir.log" &
+	DPIDS+=($!)
+	MNT_PID=$!
+	MPID[$dir]=$!
+	for _ in $(seq 200); do
+		if is_mounted "$dir" && stat "$dir" >/dev/null 2>&1; then return 0; fi
+		kill -0 "$MNT_PID" 2>/dev/null || fail "ninferfs $src exited: $(cat "$dir.log")"
+		sleep 0.05
+	done
+	fail "mount of $src did not appear"
+}
+
+# umnt DIR: unmount, wait for the daemon, check its log is sanitizer-clean
+umnt() {
+	fusermount3 -u "$1" || fail "fusermount3 -u $1"
+	for _ in $(seq 100); do is_mounted "$1" || break; sleep 0.05; done
+	is_mounted "$1" && fail "still mounted: $1"
+	wait "${MPID[$1]}" 2>/dev/null || true
+	san_clean "$1.log"
+}
+
+# tree_same A B: the same files with the same bytes (cmp), but the
+# documents that name the source or count requests
+tree_same() {
+	local a=$1 b=$2 f n=0
+	diff <(cd "$a" && find . | sort) <(cd "$b" && find . | sort) >"$T/tree.diff" ||
+		fail "the trees differ: $(head -20 "$T/tree.diff")"
+	while IFS= read -r f; do
+		case "$f" in ./stats | ./files.json | ./validation.json) continue ;; esac
+		cmp "$a/$f" "$b/$f" || fail "bytes differ: $f"
+		n=$((n + 1))
+	done < <(cd "$a" && find . -type f | sort)
+	TREE_FILES=$n
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# ninferfs URL MOUNTPOINT against a server that misbehaves on purpose
+# (faultserver.py).  Proves, each in bounded time, with the daemon's log
+# sanitizer-clean:
+#   - every file's first response cut mid-body, a 503 then success, a body
+#     shorter than its Content-Length: retried, and every file of the
+#     47-file set reads byte-identical to the local mount;
+#   - one part answering 503 forever: the reads touching it fail with EIO
+#     after the bounded tries, every other object still reads, stats
+#     counts the retries;
+#   - an ETag that changes after a file's second response (If-Match
+#     ignored): the next read of it fails with EIO, the failure is logged
+#     once, files.json says the file is bad and why;
+#   - a server that stalls: the read fails with EIO once the low-speed
+#     limit drops the attempts (no FUSE request hangs: cat returns), and an
+#     object before the stall still reads;
+#   - a redirect to another host: refused (exit 8 naming it) unless
+#     -o redirects=any.
+. "$(dirname "$0")/lib.sh"
+. "$REMOTE_TESTS/mnt.sh"
+: "${NF_FIXTURE:?}"
+ms() { date +%s%3N; }
+
+"$NF_FIXTURE" mixed "$T/set" >/dev/null
+"$NF_FIXTURE" text "$T/set" >/dev/null
+$PY "$REMOTE_TESTS/faultserver.py" "$T/set" "$T/port" "$T/log" 170 &
+SRV_PIDS+=($!)
+for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+[ -s "$T/port" ] || fail "fault server did not start"
+S=http://127.0.0.1:$(cat "$T/port")
+fast=tries=3,retry_ms=5000,backoff_ms=20
+mnt "$T/set/mixed.ninfer" "$T/l"
+
+# --- transient faults: retried, bytes exact
+for mode in drop 503once short; do
+	mnt "$S/$mode/mixed.ninfer" "$T/$mode" -o "$fast"
+	tree_same "$T/l" "$T/$mode"
+	r=$($PY -c 'import json,sys; print(sum(f["remote"]["retries"] for f in json.load(open(sys.argv[1]))["files"]))' "$T/$mode/stats")
+	umnt "$T/$mode"
+	[ "$r" -ge 47 ] || fail "$mode: $r retries for 47 files"
+	ok "$mode: every file's first response failed, $r retries, $TREE_FILES files byte-identical to the local mount"
+done
+
+# objects by the parts they touch (from the local mount's segments)
+(cd "$T/l/objects" && for f in *; do
+	getfattr --only-values -n user.ninfer.segments "$f" |
+		$PY -c 'import json,sys; print(sys.argv[1], " ".join(str(s["file"]) for s in json.load(sys.stdin)))' "$f"
+done) >"$T/parts"
+touching() { awk -v p="$1" '{for (i = 2; i <= NF; i++) if ($i == p) {print $1; next}}' "$T/parts"; }
+sparing() { awk -v p="$1" '{for (i = 2; i <= NF; i++) if ($i == p) next; print $1}' "$T/parts"; }
+
+# --- one part 503 forever
+mnt "$S/503on-part-0007/mixed.ninfer" "$T/e" -o "$fast"
+bad=$(touching 7 | head -1)
+[ -n "$bad" ] || fail "no object in part 7: $(cat "$T/parts")"
+t0=$(ms)
+cat "$T/e/objects/$bad" >/dev/null 2>"$T/cat.err" && fail "objects/$bad read with part 7 down"
+dt=$(($(ms) - t0))
+grep -q "Input/output error" "$T/cat.err" || fail "objects/$bad: $(cat "$T/cat.err")"
+[ "$dt" -lt 15000 ] || fail "EIO took $dt ms"
+n=0
+for o in $(sparing 7); do cmp "$T/l/objects/$o" "$T/e/objects/$o" || fail "objects/$o"; n=$((n + 1)); done
+[ "$n" -ge 10 ] || fail "only $n objects spare part 7"
+$PY - "$T/e/stats" <<'PY' || fail "stats: $(cat "$T/e/stats")"
+import json, sys
+f = json.load(open(sys.argv[1]))["files"][7]
+assert f["errors"] >= 1 and f["remote"]["retries"] >= 2, f
+assert "HTTP 503" in f["remote"]["reason"], f
+PY
+umnt "$T/e"
+ok "part 7 answering 503 forever: objects/$bad fails with EIO in $dt ms (3 tries), $n objects sparing it read byte-exact"
+
+# --- an ETag that changes after each file's second response
+mnt "$S/etag/mixed.ninfer" "$T/g" -o "$fast"
+# the entry: its header and its JSON were the two; artifact.json is the third
+cat "$T/g/artifact.json" >/dev/null 2>"$T/cat.err" && fail "artifact.json read after the entry changed"
+# a part: its header check and a first object are two, a second object the third
+# (two objects that share a part and do not touch the entry)
+read -r p o1 o2 < <($PY - "$T/parts" <<'PY'
+import sys
+objs = [l.split() for l in open(sys.argv[1])]
+objs = [(o[0], [int(x) for x in o[1:]]) for o in objs if "0" not in o[1:]]
+for p in sorted({x for _, ps in objs for x in ps}):
+    on = [name for name, ps in objs if p in ps]
+    if len(on) >= 2:
+        print(p, on[0], on[1])
+        break
+PY
+)
+[ -n "$o2" ] || fail "no part with two objects: $(cat "$T/parts")"
+# (o1 is read with the part's second response, or, when the kernel cuts
+# its read in two, its third already; either way o2 comes after)
+cat "$T/g/objects/$o1" >/dev/null 2>&1 || true
+cat "$T/g/objects/$o2" >/dev/null 2>"$T/cat.err" && fail "objects/$o2 read after part $p changed"
+grep -q "Input/output error" "$T/cat.err" || fail "objects/$o2: $(cat "$T/cat.err")"
+cat "$T/g/objects/$o2" >/dev/null 2>&1 && fail "objects/$o2 read the second time"
+$PY - "$T/g/files.json" "$p" <<'PY' || fail "files.json: $(cat "$T/g/files.json" | head -80)"
+import json, sys
+fj, p = json.load(open(sys.argv[1])), int(sys.argv[2])
+for i in (0, p):
+    f = fj[i]
+    assert f["status"] == "bad", f
+    assert "changed on the server" in f["reason"], f
+    assert f["remote"]["status"] == "changed", f
+PY
+umnt "$T/g"
+nlog=$(grep -c "files\[$p\]: .*changed on the server" "$T/g.log" || true)
+[ "$nlog" = 1 ] || fail "part $p's change logged $nlog times: $(cat "$T/g.log")"
+ok "an ETag changed on the server: artifact.json and objects/$o2 (part $p) fail with EIO, logged once, files.json says bad: changed on the server"
+
+# --- a stall: ranges from byte 300000 on never come
+mnt "$S/stallfar/text.ninfer" "$T/s" -o tries=2,low_speed_secs=2,retry_ms=8000,backoff_ms=20
+mnt "$T/set/text.ninfer" "$T/lt"
+far="" near=""
+for o in $(cd "$T/lt/objects" && ls); do
+	off=$(getfattr --only-values -n user.ninfer.segments "$T/lt/objects/$o" |
+		$PY -c 'import json,sys; print(json.load(sys.stdin)[0]["file_offset"])')
+	[ "$off" -ge 300000 ] && [ -z "$far" ] && far=$o
+	[ "$off" -lt 200000 ] && [ -z "$near" ] && near=$o
+done
+[ -n "$far" ] && [ -n "$near" ] || fail "text: no object past 300000 ($far) or before ($near)"
+t0=$(ms)
+timeout 30 cat "$T/s/objects/$far" >/dev/null 2>"$T/cat.err" && fail "objects/$far read from a stalled server"
+rc=$?
+dt=$(($(ms) - t0))
+[ "$rc" != 124 ] || fail "cat of objects/$far hung (killed by timeout after 30 s)"
+grep -q "Input/output error" "$T/cat.err" || fail "stall: $(cat "$T/cat.err")"
+cmp "$T/lt/objects/$near" "$T/s/objects/$near" || fail "objects/$near"
+umnt "$T/s"
+umnt "$T/lt"
+ok "a stalled server: objects/$far fails with EIO in $dt ms (2 tries of a 2 s low-speed limit), objects/$near still reads"
+
+# --- redirects
+mkdir -p "$T/x"
+rc=0
+"$NINFERFS" "$S/redir/mixed.ninfer" "$T/x" -f 2>"$T/e.err" || rc=$?
+san_clean "$T/e.err"
+[ "$rc" = 8 ] && grep -q "$S/redir/mixed.ninfer: .*redirect" "$T/e.err" || fail "redirect: exit $rc $(cat "$T/e.err")"
+grep -q '^GET /ok/' "$T/log" && fail "the redirect was followed: $(grep '^GET /ok/' "$T/log")"
+mnt "$S/redir/mixed.ninfer" "$T/rd" -o redirects=any
+tree_same "$T/l" "$T/rd"
+umnt "$T/rd"
+ok "a redirect to another host: refused (exit 8 naming it); with -o redirects=any, $TREE_FILES files as locally"
+umnt "$T/l"
