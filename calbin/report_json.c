@@ -405,7 +405,7 @@ static json_t *submodels_json(const struct cb_package *p, bool pub)
 	return a;
 }
 
-static json_t *memory_obj(const struct cb_package *p, bool pub)
+json_t *cb_memory_obj(const struct cb_package *p, bool pub)
 {
 	const struct cb_memory *m = &p->memory;
 	json_t *o = json_object();
@@ -579,7 +579,7 @@ char *cb_report_json(const struct cb_package *p, const struct nf_report *r, bool
 		put(doc, "package", package_json(p));
 		put(doc, "model", model_json(p));
 		put(doc, "submodels", submodels_json(p, pub));
-		put(doc, "memory", memory_obj(p, pub));
+		put(doc, "memory", cb_memory_obj(p, pub));
 		put(doc, "graph", graph_json(p));
 		put(doc, "supply_chain", supply_json(p));
 	}
@@ -592,7 +592,7 @@ char *cb_report_json(const struct cb_package *p, const struct nf_report *r, bool
 
 char *cb_memory_json(const struct cb_package *p)
 {
-	return p ? dump(memory_obj(p, false)) : NULL;
+	return p ? dump(cb_memory_obj(p, false)) : NULL;
 }
 
 /* ---- text ---------------------------------------------------------------------------- */

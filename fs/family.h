@@ -112,6 +112,7 @@ struct nf_family {
 
 /* The families this daemon mounts (main.c's table, the fallback first). */
 extern const struct nf_family nf_family_ninfer;
+extern const struct nf_family nf_family_calbin;
 
 /* ---- what the adapter gives a family ---------------------------------- */
 

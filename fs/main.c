@@ -39,7 +39,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_FSNAME, KEY_SUBTYPE, KEY_NUMBER };
 #define NF_OPT(t, f, v) {t, offsetof(struct nf_options, f), v}
 
 /* The families, the fallback first (fs/family.h). */
-static const struct nf_family *const families[] = {&nf_family_ninfer};
+static const struct nf_family *const families[] = {&nf_family_ninfer, &nf_family_calbin};
 #define NFAMILIES (sizeof families / sizeof families[0])
 _Static_assert(NFAMILIES <= NF_FAMILIES_MAX, "NF_FAMILIES_MAX (fs/context.h)");
 
@@ -77,7 +77,8 @@ static void usage(FILE *out, const char *prog)
 	fprintf(out,
 		"usage: %s SOURCE MOUNTPOINT [-o opt,...] [-f] [-d] [-s]\n"
 		"Mount SOURCE read-only: an NInfer v3 artifact set (SOURCE is its entry file,\n"
-		"or the entry's URL: http://, https://, s3://BUCKET/KEY).\n\n"
+		"or the entry's URL: http://, https://, s3://BUCKET/KEY) or a calbin package\n"
+		"(SOURCE is its directory).\n\n"
 		"ninferfs options:\n"
 		"    -o format=NAME         what SOURCE is: ",
 		prog);

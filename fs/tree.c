@@ -318,6 +318,7 @@ void nf_tree_view(const struct nf_tree *t, uint32_t idx, struct nf_view *v)
 		break;
 	case NF_VIEW_PIECES:
 		v->pieces = t->pieces;
+		v->next_zero = t->next_zero;
 		v->first = (uint32_t)n->at;
 		v->count = (uint32_t)(n->at >> 32);
 		break;
@@ -396,6 +397,21 @@ int64_t nf_build_unique(struct nf_builder *b, const struct nf_rec *r, const char
 	if (i >= 0)
 		return nf_build_clash(b, (uint32_t)i, r);
 	i = nf_build_node(b, r, esc, n, is_dir, cut);
+	if (i >= 0 && v)
+		node_set_view(b, (uint32_t)i, v);
+	return i;
+}
+
+int64_t nf_build_verbatim(struct nf_builder *b, const struct nf_rec *r, const char *name,
+			  size_t len, const struct nf_view *v)
+{
+	int64_t i;
+
+	if (len == 0 || len > NF_NAME_MAX || memchr(name, '/', len) || memchr(name, '\0', len) ||
+	    (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return nf_build_fail(b, -EINVAL, "'%.*s' is not a file name", (int)(len > 64 ? 64 : len),
+				     name);
+	i = nf_build_node(b, r, name, len, v == NULL, false);
 	if (i >= 0 && v)
 		node_set_view(b, (uint32_t)i, v);
 	return i;
@@ -579,8 +595,14 @@ int nf_build_end(struct nf_builder *b)
 		if (rc != -EEXIST)   /* -EEXIST: nf_build_clash has said which two */
 			nf_build_fail(b, rc, "children: %s", strerror(-rc));
 		nf_tree_free(b->t);
+		return rc;
 	}
-	return rc;
+	if (b->t->npieces &&
+	    !(b->t->next_zero = nf_pieces_next_zero(b->t->pieces, b->t->npieces))) {
+		nf_tree_free(b->t);
+		return nf_build_fail(b, -ENOMEM, "the pieces' hole index: out of memory");
+	}
+	return 0;
 }
 
 void nf_tree_set_size(struct nf_tree *t, uint32_t idx, uint64_t size)
@@ -598,6 +620,7 @@ void nf_tree_free(struct nf_tree *t)
 	free(t->names);
 	free(t->children);
 	free(t->pieces);
+	free(t->next_zero);
 	memset(t, 0, sizeof *t);
 }
 

@@ -61,6 +61,7 @@ struct nf_tree {
 	uint32_t *children;
 	struct nf_piece *pieces;
 	size_t npieces;
+	uint32_t *next_zero;   /* SEEK_HOLE's index of `pieces` (view.h), made at the end */
 	void **owned;      /* blocks made for the tree (small documents): freed with it */
 	size_t nowned;
 };
@@ -168,6 +169,14 @@ int64_t nf_build_leaf(struct nf_builder *b, struct nf_rec *r, const char *raw, s
  * view of a file (NULL for a directory).  The index, -EEXIST or -errno. */
 int64_t nf_build_unique(struct nf_builder *b, const struct nf_rec *r, const char *raw,
 			size_t len, bool is_dir, const struct nf_view *v);
+/* A node for `r` under r->parent named `name` as it is, not escaped: a
+ * name that is already one file name (an entry of a real directory, the
+ * calbin family's package/): 1 to NF_NAME_MAX bytes, no '/' or NUL, not
+ * "." or "..", else -EINVAL.  Not hashed: nf_build_end() proves it unique
+ * among its siblings.  `v` is the view of a file (NULL: a directory).  The
+ * index or -errno. */
+int64_t nf_build_verbatim(struct nf_builder *b, const struct nf_rec *r, const char *name,
+			  size_t len, const struct nf_view *v);
 /* nf_build_leaf of a plain name under `parent`, not unique. */
 int64_t nf_build_file(struct nf_builder *b, uint32_t parent, const char *name, uint8_t role,
 		      const struct nf_view *v);

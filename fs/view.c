@@ -126,6 +126,21 @@ static uint32_t piece_at(const struct nf_piece *pc, uint32_t count, uint64_t off
 	return lo;
 }
 
+uint32_t *nf_pieces_next_zero(const struct nf_piece *pieces, size_t n)
+{
+	uint32_t *out;
+	uint32_t next = (uint32_t)n;
+
+	if (n >= UINT32_MAX || !(out = malloc((n ? n : 1) * sizeof *out)))
+		return NULL;
+	for (size_t k = n; k-- > 0;) {
+		if (pieces[k].logical == NF_PIECE_ZERO)
+			next = (uint32_t)k;
+		out[k] = next;
+	}
+	return out;
+}
+
 int64_t nf_view_seek(const struct nf_view *v, uint64_t off, bool data)
 {
 	uint64_t size = nf_view_st_size(v->kind, v->size);
@@ -136,9 +151,15 @@ int64_t nf_view_seek(const struct nf_view *v, uint64_t off, bool data)
 		return data ? (int64_t)off : (int64_t)size;
 	/* the pieces tile [0, size); two zero pieces never follow each other
 	 * (they merge), so SEEK_DATA looks at one piece past the one at off;
-	 * SEEK_HOLE walks the data pieces up to the next zero one */
+	 * SEEK_HOLE jumps to the next zero one by the index (a device image
+	 * of a calbin package is thousands of data pieces end to end) */
 	const struct nf_piece *pc = v->pieces + v->first;
-	for (uint32_t i = piece_at(pc, v->count, off); i < v->count; i++) {
+	uint32_t at = piece_at(pc, v->count, off);
+	if (!data && v->next_zero && pc[at].logical != NF_PIECE_ZERO) {
+		uint32_t z = v->next_zero[v->first + at];
+		return z - v->first < v->count ? (int64_t)v->pieces[z].out : (int64_t)size;
+	}
+	for (uint32_t i = at; i < v->count; i++) {
 		bool zero = pc[i].logical == NF_PIECE_ZERO;
 		if (zero != data)
 			return (int64_t)(pc[i].out > off ? pc[i].out : off);

@@ -59,6 +59,9 @@ struct nf_view {
 	uint32_t first, count;   /* PIECES: index range in `pieces` */
 	const struct nf_piece *pieces;  /* PIECES: the tree's piece array, or &one */
 	struct nf_piece one;     /* PIECES of one span (nf_tree_view) */
+	/* PIECES: per piece of `pieces`, the index of the first zero piece at
+	 * or after it (nf_pieces_next_zero), or NULL: SEEK_HOLE then walks */
+	const uint32_t *next_zero;
 	/* family kinds: stored in the node as given, given back by
 	 * nf_tree_view; the family says what they mean */
 	uint64_t at;
@@ -97,11 +100,18 @@ static inline uint64_t nf_view_st_size(unsigned kind, uint64_t size)
 	return kind == NF_VIEW_STATS || kind == NF_VIEW_FILES ? 0 : size;
 }
 
+/* The SEEK_HOLE index of a piece array of n pieces: out[k] is the index of
+ * the first zero piece at or after k (n when none), one backward pass;
+ * malloc'd, NULL on ENOMEM or n >= UINT32_MAX. */
+uint32_t *nf_pieces_next_zero(const struct nf_piece *pieces, size_t n);
+
 /* lseek(2) SEEK_DATA (data true) or SEEK_HOLE from `off`: the first data
  * (hole) offset at or after it, the end of the file counting as a hole.
  * PIECES: zero pieces are holes, the piece at `off` is found by binary
- * search; other kinds are data throughout.  -ENXIO when off is not below
- * the size stat(2) shows, or (SEEK_DATA) no data follows. */
+ * search, and the hole after a run of data pieces by `next_zero` (without
+ * it, by walking the run): O(log pieces) either way but the walk; other
+ * kinds are data throughout.  -ENXIO when off is not below the size
+ * stat(2) shows, or (SEEK_DATA) no data follows. */
 int64_t nf_view_seek(const struct nf_view *v, uint64_t off, bool data);
 
 #endif

@@ -25,6 +25,6 @@ mkdir -p "$T/bad"
 rc=0
 "$NINFERFS" "$d/text.ninfer" "$T/bad" -f -o format=calbinx 2> "$T/err" || rc=$?
 [ "$rc" = 16 ] || fail "format=calbinx: exit $rc"
-grep -q "format must be one of ninfer, not 'calbinx'" "$T/err" || fail "message: $(cat "$T/err")"
+grep -q "format must be one of ninfer, calbin, not 'calbinx'" "$T/err" || fail "message: $(cat "$T/err")"
 is_mounted "$T/bad" && fail "format=calbinx: mounted"
 ok "-o format=calbinx: exit 16, named, nothing mounted"

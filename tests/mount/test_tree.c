@@ -242,6 +242,63 @@ START_TEST(leading_slash)
 }
 END_TEST
 
+/* nf_build_verbatim (the calbin family's package/): a real directory's
+ * entry names are kept as they are, not escaped ("a%b", "%self", a name
+ * with a space, a leading dot); what is not one file name is -EINVAL; two
+ * siblings of one name fail the build's proof with -EEXIST. */
+static int verbatim(struct nf_builder *b, uint32_t parent, const char *name, size_t len)
+{
+	struct nf_rec r = {.role = 1, .parent = parent};
+	struct nf_view v;
+
+	nf_view_memory(&v, "x", 1);
+	return (int)nf_build_verbatim(b, &r, name, len, &v);
+}
+
+START_TEST(verbatim_names)
+{
+	static const char *const kept[] = {"a%b", "%self", "two words", ".hidden", "...", "~1"};
+	struct nf_builder b = {0};
+	struct nf_tree t;
+	char err[512] = "";
+	char long_name[300];
+
+	ck_assert_int_eq(nf_build_begin(&b, &t, 0, 16, err, sizeof err), 0);
+	struct nf_rec dr = {.role = 2, .parent = 0};
+	int64_t dir = nf_build_verbatim(&b, &dr, "pkg dir", 7, NULL);
+	ck_assert_int_gt(dir, 0);
+	for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+		ck_assert_int_gt(verbatim(&b, (uint32_t)dir, kept[i], strlen(kept[i])), 0);
+	ck_assert_int_eq(verbatim(&b, (uint32_t)dir, "", 0), -EINVAL);
+	ck_assert_int_eq(verbatim(&b, (uint32_t)dir, ".", 1), -EINVAL);
+	ck_assert_int_eq(verbatim(&b, (uint32_t)dir, "..", 2), -EINVAL);
+	ck_assert_int_eq(verbatim(&b, (uint32_t)dir, "a/b", 3), -EINVAL);
+	ck_assert_int_eq(verbatim(&b, (uint32_t)dir, "a\0b", 3), -EINVAL);
+	memset(long_name, 'n', sizeof long_name);
+	ck_assert_int_eq(verbatim(&b, (uint32_t)dir, long_name, NF_NAME_MAX + 1), -EINVAL);
+	ck_assert_int_gt(verbatim(&b, (uint32_t)dir, long_name, NF_NAME_MAX), 0);
+	ck_assert_int_eq(nf_build_end(&b), 0);
+	int64_t d = nf_tree_lookup(&t, 0, "pkg dir", 7);
+	ck_assert_int_eq(d, dir);
+	ck_assert(t.nodes[d].is_dir);
+	for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+		int64_t n = nf_tree_lookup(&t, (uint32_t)d, kept[i], strlen(kept[i]));
+		ck_assert_msg(n > 0, "%s not found as it is", kept[i]);
+		ck_assert(!t.nodes[n].is_dir);
+	}
+	ck_assert_int_eq(t.nodes[d].nchildren, sizeof kept / sizeof *kept + 1);
+	nf_tree_free(&t);
+
+	/* two entries of one name under one parent: refused at the end */
+	ck_assert_int_eq(nf_build_begin(&b, &t, 0, 16, err, sizeof err), 0);
+	ck_assert_int_gt(verbatim(&b, 0, "same", 4), 0);
+	ck_assert_int_gt(verbatim(&b, 0, "other", 5), 0);
+	ck_assert_int_gt(verbatim(&b, 0, "same", 4), 0);
+	ck_assert_int_eq(nf_build_end(&b), -EEXIST);
+	ck_assert_msg(strstr(err, "same") != NULL, "message: %s", err);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tree");
@@ -257,6 +314,7 @@ int main(void)
 	tcase_add_test(tc, components_collide);
 	tcase_add_test(tc, colliding_directories_merge);
 	tcase_add_test(tc, leading_slash);
+	tcase_add_test(tc, verbatim_names);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
