@@ -9,12 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "nf_version.h"
 #include "calbin/calbin.h"
 #include "report/report.h"
+#include "tools/progress.h"
 
 #define EXIT_USAGE 16
 
@@ -34,33 +33,6 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 pass, 1 pass with warnings, 4 fail, 8 could not read,\n"
 		"16 usage error.  See calbin-check(1) for every finding code.\n");
-}
-
-struct bar {
-	double start, last;
-	bool shown;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A progress bar on stderr (only when it is a terminal), after a second. */
-static void progress(void *arg, uint64_t done, uint64_t total)
-{
-	struct bar *b = arg;
-	double t = now();
-	if (t - b->start < 1.0 || (t - b->last < 0.2 && done < total))
-		return;
-	b->last = t;
-	b->shown = true;
-	int pct = total ? (int)((double)done * 100.0 / (double)total) : 100;
-	fprintf(stderr, "\r[%-25.*s] %3d%% %" PRIu64 " / %" PRIu64 " MiB hashed", pct / 4,
-		"#########################", pct, done >> 20, total >> 20);
-	fflush(stderr);
 }
 
 int main(int argc, char **argv)
@@ -102,10 +74,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	struct bar b = {.start = now()};
+	struct nf_bar b;
+	nf_bar_init(&b, "hashed", true);
 	struct cb_options o = {.hash_all = hash};
-	if (isatty(STDERR_FILENO)) {
-		o.progress = progress;
+	if (b.enabled) {
+		o.progress = nf_bar_update;
 		o.progress_arg = &b;
 	}
 	struct nf_report r;
@@ -113,8 +86,7 @@ int main(int argc, char **argv)
 	struct cb_package *p = NULL;
 	if (cb_package_open(argv[optind], &o, &r, &p) < 0)
 		r.oom = true;
-	if (b.shown)
-		fprintf(stderr, "\r\033[K");
+	nf_bar_finish(&b, false);
 	int status = nf_report_exit_status(&r);
 	if (json) {
 		char *doc = cb_report_json(p, &r, pub, "calbin-check", argc, argv);

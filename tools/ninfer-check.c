@@ -13,13 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "nf_version.h"
 #include "reader/artifact.h"
 #include "remote/remote.h"
 #include "report/report.h"
+#include "tools/progress.h"
 
 #define EXIT_USAGE 16
 
@@ -42,36 +41,6 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 clean, 1 warnings only, 4 errors, 8 operational error,\n"
 		"16 usage error.  See ninfer-check(1) for every finding code.\n");
-}
-
-struct bar {
-	double last;     /* seconds of the last redraw */
-	double start;
-	bool shown;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A progress bar on stderr, only when it is a terminal and the work has
- * taken more than a second (short checks stay silent). */
-static void progress(void *arg, uint64_t done, uint64_t total)
-{
-	struct bar *b = arg;
-	double t = now();
-	if (t - b->start < 1.0 || (t - b->last < 0.2 && done < total))
-		return;
-	b->last = t;
-	b->shown = true;
-	int pct = total ? (int)((double)done * 100.0 / (double)total) : 100;
-	int fill = pct / 4;
-	fprintf(stderr, "\r[%-25.*s] %3d%% %" PRIu64 " / %" PRIu64 " MiB", fill,
-		"#########################", pct, done >> 20, total >> 20);
-	fflush(stderr);
 }
 
 /* -o KEY=VALUE[,KEY=VALUE]...: each item into the remote options.  The
@@ -191,11 +160,10 @@ int main(int argc, char **argv)
 	if (nf_artifact_open_opts(entry, &oo, &r, &a) == 0) {
 		nf_artifact_check_files(a, &r);
 		if (deep) {
-			struct bar b = {.start = now()};
-			bool tty = isatty(STDERR_FILENO);
-			nf_artifact_check_deep(a, &r, tty ? progress : NULL, &b);
-			if (b.shown)
-				fprintf(stderr, "\r\033[K");
+			struct nf_bar b;
+			nf_bar_init(&b, "", true);
+			nf_artifact_check_deep(a, &r, b.enabled ? nf_bar_update : NULL, &b);
+			nf_bar_finish(&b, false);
 		}
 	}
 	status = nf_report_exit_status(&r);

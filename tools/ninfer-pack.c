@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "nf_version.h"
 #include "reader/artifact.h"
@@ -23,6 +21,7 @@
 #include "report/report.h"
 #include "reader/writer.h"
 #include "remote/remote.h"
+#include "tools/progress.h"
 #include "tools/sample.h"
 
 #define EXIT_OK 0
@@ -66,42 +65,7 @@ static void usage(FILE *out)
 }
 
 /* ------------------------------------------------------------------ */
-/* progress bar: stderr is a terminal and the job is long */
-
-struct progress {
-	bool enabled;
-	bool shown;
-	struct timespec start;
-	int last_pct;
-};
-
-static double elapsed(const struct timespec *t0)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static void on_progress(void *arg, uint64_t done, uint64_t total)
-{
-	struct progress *p = arg;
-	if (!p->enabled || total == 0)
-		return;
-	double t = elapsed(&p->start);
-	if (!p->shown && t < 1.0)
-		return;   /* short jobs print nothing */
-	int pct = (int)(done * 100 / total);
-	if (pct == p->last_pct && done != total)
-		return;
-	p->last_pct = pct;
-	p->shown = true;
-	int bar = pct * 30 / 100;
-	fprintf(stderr, "\r[%.*s%*s] %3d%% %" PRIu64 "/%" PRIu64 " MiB", bar,
-		"##############################", 30 - bar, "", pct, done >> 20, total >> 20);
-	if (done == total)
-		fputc('\n', stderr);
-	fflush(stderr);
-}
+/* reports */
 
 static void print_findings(const struct nf_report *r)
 {
@@ -124,16 +88,15 @@ static int exit_for(int rc)
 static int write_and_report(const char *out, json_t *dir, const struct nf_write_object *objs, size_t n,
 			    uint64_t limit, bool allow_unknown, bool quiet)
 {
-	struct progress pg = {.enabled = !quiet && isatty(STDERR_FILENO), .last_pct = -1};
-	clock_gettime(CLOCK_MONOTONIC, &pg.start);
+	struct nf_bar pg;
+	nf_bar_init(&pg, "", !quiet);
 	struct nf_write_opts opts = {.max_file_bytes = limit, .allow_unknown = allow_unknown,
-				     .progress = on_progress, .progress_arg = &pg,
+				     .progress = nf_bar_update, .progress_arg = &pg,
 				     .cancel = &stop_requested};
 	struct nf_report rep;
 	nf_report_init(&rep);
 	int rc = nf_write_artifact(out, dir, objs, n, &opts, &rep);
-	if (pg.shown && rc)
-		fputc('\n', stderr);
+	nf_bar_finish(&pg, true);
 	print_findings(&rep);
 	nf_report_free(&rep);
 	if (rc)
