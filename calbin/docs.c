@@ -17,31 +17,6 @@
  * cut so ends with {"truncated": N}. */
 #define LIST_MAX 65536
 
-static json_t *u64j(uint64_t v)
-{
-	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
-}
-
-static void put(json_t *o, const char *k, json_t *v)
-{
-	json_object_set_new(o, k, v ? v : json_null());
-}
-
-static json_t *hexj(uint64_t v)
-{
-	char s[24];
-	snprintf(s, sizeof s, "0x%" PRIx64, v);
-	return json_string(s);
-}
-
-static json_t *dims_json(uint32_t rank, const uint64_t *dims)
-{
-	json_t *a = json_array();
-	for (uint32_t i = 0; a && i < rank; i++)
-		json_array_append_new(a, u64j(dims[i]));
-	return a;
-}
-
 static json_t *mask_json(const uint32_t m[3])
 {
 	char s[32];
@@ -49,34 +24,10 @@ static json_t *mask_json(const uint32_t m[3])
 	return json_string(s);
 }
 
-static char *dump_flags(json_t *doc, size_t flags, bool newline)
-{
-	if (!doc)
-		return NULL;
-	char *s = json_dumps(doc, flags | JSON_ENCODE_ANY);
-	json_decref(doc);
-	if (!s || !newline)
-		return s;
-	size_t n = strlen(s);
-	char *out = realloc(s, n + 2);
-	if (!out) {
-		free(s);
-		return NULL;
-	}
-	out[n] = '\n';
-	out[n + 1] = '\0';
-	return out;
-}
-
-static char *dump(json_t *doc)
-{
-	return dump_flags(doc, JSON_INDENT(2), true);
-}
-
 /* A document of a value the package keeps (not copied, not freed). */
 static char *dump_borrowed(const json_t *v)
 {
-	return v ? dump(json_incref((json_t *)v)) : NULL;
+	return v ? nf_json_document(json_incref((json_t *)v), JSON_INDENT(2)) : NULL;
 }
 
 static const struct cb_submodel *sub_at(const struct cb_package *p, size_t s)
@@ -139,7 +90,7 @@ static json_t *public_copy(const json_t *v, unsigned depth)
 		const json_t *x;
 		json_object_foreach((json_t *)v, k, x)
 			if (o)
-				put(o, k, public_copy(x, depth + 1));
+				nf_json_put(o, k, public_copy(x, depth + 1));
 		return o;
 	}
 	return json_deep_copy(v);
@@ -149,7 +100,9 @@ char *cb_manifest_json(const struct cb_package *p, bool pub)
 {
 	if (!p->manifest)
 		return NULL;
-	return pub ? dump(public_copy(p->manifest, 0)) : dump_borrowed(p->manifest);
+	if (pub)
+		return nf_json_document(public_copy(p->manifest, 0), JSON_INDENT(2));
+	return dump_borrowed(p->manifest);
 }
 
 /* ---- memory.json --------------------------------------------------------------- */
@@ -163,7 +116,7 @@ static int by_begin(const void *a, const void *b)
 static void truncated(json_t *a, size_t left)
 {
 	json_t *t = json_object();
-	put(t, "truncated", u64j(left));
+	nf_json_put(t, "truncated", nf_json_u64(left));
 	json_array_append_new(a, t);
 }
 
@@ -191,8 +144,8 @@ static json_t *uncovered_list(const struct cb_package *p, int fi)
 		if (begin > reach) {
 			if (listed++ < LIST_MAX) {
 				json_t *r = json_array();
-				json_array_append_new(r, u64j(reach));
-				json_array_append_new(r, u64j(begin));
+				json_array_append_new(r, nf_json_u64(reach));
+				json_array_append_new(r, nf_json_u64(begin));
 				json_array_append_new(a, r);
 			} else {
 				left++;
@@ -219,13 +172,13 @@ static json_t *device_overlaps(const struct cb_package *p, const struct cb_image
 				continue;
 			}
 			json_t *e = json_object();
-			put(e, "chip", u64j(imgs[k].chip));
-			put(e, "domain", json_string(cb_domain_name(imgs[k].domain)));
-			put(e, "vaddr", hexj(imgs[k].vaddr + o->offset));
-			put(e, "offset", u64j(o->offset));
-			put(e, "bytes", u64j(o->length));
-			put(e, "lines", u64j(o->lines));
-			put(e, "wins", u64j(p->maps[o->wins].line));
+			nf_json_put(e, "chip", nf_json_u64(imgs[k].chip));
+			nf_json_put(e, "domain", json_string(cb_domain_name(imgs[k].domain)));
+			nf_json_put(e, "vaddr", cb_json_hex(imgs[k].vaddr + o->offset));
+			nf_json_put(e, "offset", nf_json_u64(o->offset));
+			nf_json_put(e, "bytes", nf_json_u64(o->length));
+			nf_json_put(e, "lines", nf_json_u64(o->lines));
+			nf_json_put(e, "wins", nf_json_u64(p->maps[o->wins].line));
 			json_array_append_new(a, e);
 		}
 	if (a && left)
@@ -238,15 +191,15 @@ char *cb_mount_memory_json(const struct cb_package *p, const struct cb_image *im
 {
 	json_t *o = cb_memory_obj(p, pub);
 	if (!o || pub)
-		return dump(o);
+		return nf_json_document(o, JSON_INDENT(2));
 	json_t *ov = json_object_get(o, "overlap_list");
 	size_t i;
 	json_t *e;
 	/* Pairs in map order: the second (the later line) wins where the two
 	 * overlap, unless a later line still covers it (device_overlaps). */
 	json_array_foreach(ov, i, e)
-		put(e, "wins", json_deep_copy(json_object_get(e, "line_b")));
-	put(o, "overlap_rule", json_string("where map lines overlap on one chip and domain, the "
+		nf_json_put(e, "wins", json_deep_copy(json_object_get(e, "line_b")));
+	nf_json_put(o, "overlap_rule", json_string("where map lines overlap on one chip and domain, the "
 					   "later line in the file shows in devices/ (man "
 					   "ninferfs.5)"));
 	json_t *by_file = json_object_get(json_object_get(o, "parameter_bytes"), "by_file");
@@ -254,10 +207,10 @@ char *cb_mount_memory_json(const struct cb_package *p, const struct cb_image *im
 		int fi = p->memory.blocks[b].file_index;
 		json_t *x = json_object_get(by_file, path_of(p, fi));
 		if (x)
-			put(x, "uncovered_list", uncovered_list(p, fi));
+			nf_json_put(x, "uncovered_list", uncovered_list(p, fi));
 	}
-	put(o, "device_overlaps", device_overlaps(p, imgs, n));
-	return dump(o);
+	nf_json_put(o, "device_overlaps", device_overlaps(p, imgs, n));
+	return nf_json_document(o, JSON_INDENT(2));
 }
 
 /* ---- submodel metadata ---------------------------------------------------------- */
@@ -270,21 +223,21 @@ static json_t *str_or_null(const char *s)
 static json_t *buf_json(const struct cb_buf *x, bool pub, const json_t *expect)
 {
 	json_t *o = json_object();
-	put(o, "name", nf_json_text(x->name));
-	put(o, "shape", dims_json(x->rank, x->dims));
-	put(o, "dtype", nf_json_text(x->dtype));
-	put(o, "dtype_bytes", x->dtype_bytes ? u64j(x->dtype_bytes) : json_null());
+	nf_json_put(o, "name", nf_json_text(x->name));
+	nf_json_put(o, "shape", cb_json_dims(x->rank, x->dims));
+	nf_json_put(o, "dtype", nf_json_text(x->dtype));
+	nf_json_put(o, "dtype_bytes", x->dtype_bytes ? nf_json_u64(x->dtype_bytes) : json_null());
 	uint64_t bytes;
 	bool known = x->dtype_bytes && cb_shape_bytes(x->rank, x->dims, x->dtype_bytes, &bytes);
-	put(o, "bytes", u64j(x->size));
-	put(o, "size_ok", known ? json_boolean(bytes == x->size) : json_null());
+	nf_json_put(o, "bytes", nf_json_u64(x->size));
+	nf_json_put(o, "size_ok", known ? json_boolean(bytes == x->size) : json_null());
 	if (expect)
-		put(o, "input_shape", json_deep_copy(expect));
+		nf_json_put(o, "input_shape", json_deep_copy(expect));
 	if (!pub) {
-		put(o, "vaddr_ping", hexj(x->ping));
-		put(o, "vaddr_pong", hexj(x->pong));
+		nf_json_put(o, "vaddr_ping", cb_json_hex(x->ping));
+		nf_json_put(o, "vaddr_pong", cb_json_hex(x->pong));
 	}
-	put(o, "line", u64j(x->line));
+	nf_json_put(o, "line", nf_json_u64(x->line));
 	return o;
 }
 
@@ -297,51 +250,51 @@ char *cb_submodel_metadata_json(const struct cb_package *p, size_t si, bool pub)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	put(o, "file", str_or_null(path_of(p, s->meta_index)));
-	put(o, "model_arch", str_or_null(m->model_arch));
-	put(o, "smodel_type", str_or_null(m->smodel_type));
-	put(o, "n_batch", m->has_n_batch ? u64j(m->n_batch) : json_null());
-	put(o, "calc_mchip", str_or_null(m->calc_mchip));
-	put(o, "calc_utype", str_or_null(m->calc_utype));
-	put(o, "workload", m->has_workload ? u64j(m->workload) : json_null());
-	put(o, "ccu_stack_location", str_or_null(m->ccu_stack_location));
+	nf_json_put(o, "file", str_or_null(path_of(p, s->meta_index)));
+	nf_json_put(o, "model_arch", str_or_null(m->model_arch));
+	nf_json_put(o, "smodel_type", str_or_null(m->smodel_type));
+	nf_json_put(o, "n_batch", m->has_n_batch ? nf_json_u64(m->n_batch) : json_null());
+	nf_json_put(o, "calc_mchip", str_or_null(m->calc_mchip));
+	nf_json_put(o, "calc_utype", str_or_null(m->calc_utype));
+	nf_json_put(o, "workload", m->has_workload ? nf_json_u64(m->workload) : json_null());
+	nf_json_put(o, "ccu_stack_location", str_or_null(m->ccu_stack_location));
 	json_t *lines = json_object();
 	if (m->line_model_arch)
-		put(lines, "model_arch", u64j(m->line_model_arch));
+		nf_json_put(lines, "model_arch", nf_json_u64(m->line_model_arch));
 	if (m->line_smodel_type)
-		put(lines, "smodel_type", u64j(m->line_smodel_type));
+		nf_json_put(lines, "smodel_type", nf_json_u64(m->line_smodel_type));
 	if (m->line_n_batch)
-		put(lines, "n_batch", u64j(m->line_n_batch));
-	put(o, "lines", lines);
+		nf_json_put(lines, "n_batch", nf_json_u64(m->line_n_batch));
+	nf_json_put(o, "lines", lines);
 	json_t *decls = json_array();
 	for (size_t i = 0; decls && i < m->ndecls; i++) {
 		const struct cb_decl *d = &m->decls[i];
 		json_t *e = json_object();
-		put(e, "file", nf_json_text(d->file));
-		put(e, "kind", json_string(d->elf ? "elf" : "command"));
-		put(e, "location", str_or_null(d->location));
-		put(e, "chip_mask", mask_json(d->mask));
-		put(e, "present", json_boolean(d->file_index >= 0));
-		put(e, "line", u64j(d->line));
+		nf_json_put(e, "file", nf_json_text(d->file));
+		nf_json_put(e, "kind", json_string(d->elf ? "elf" : "command"));
+		nf_json_put(e, "location", str_or_null(d->location));
+		nf_json_put(e, "chip_mask", mask_json(d->mask));
+		nf_json_put(e, "present", json_boolean(d->file_index >= 0));
+		nf_json_put(e, "line", nf_json_u64(d->line));
 		json_array_append_new(decls, e);
 	}
-	put(o, "declarations", decls);
+	nf_json_put(o, "declarations", decls);
 	json_t *icsr = json_array();
 	for (size_t i = 0; icsr && i < m->nicsrs; i++) {
 		json_t *e = json_object();
-		put(e, "name", nf_json_text(m->icsrs[i].name));
+		nf_json_put(e, "name", nf_json_text(m->icsrs[i].name));
 		if (!pub)
-			put(e, "offset", hexj(m->icsrs[i].offset));
-		put(e, "line", u64j(m->icsrs[i].line));
+			nf_json_put(e, "offset", cb_json_hex(m->icsrs[i].offset));
+		nf_json_put(e, "line", nf_json_u64(m->icsrs[i].line));
 		json_array_append_new(icsr, e);
 	}
-	put(o, "icsr", icsr);
+	nf_json_put(o, "icsr", icsr);
 	json_t *ib = json_array(), *ob = json_array();
 	for (size_t i = 0; ib && ob && i < m->nbufs; i++)
 		json_array_append_new(m->bufs[i].out ? ob : ib, buf_json(&m->bufs[i], pub, NULL));
-	put(o, "ibuf", ib);
-	put(o, "obuf", ob);
-	return dump(o);
+	nf_json_put(o, "ibuf", ib);
+	nf_json_put(o, "obuf", ob);
+	return nf_json_document(o, JSON_INDENT(2));
 }
 
 /* one_model_cfg.<prefill|decode>.input_shape of the submodel. */
@@ -360,9 +313,9 @@ char *cb_submodel_io_json(const struct cb_package *p, size_t si, bool pub)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	put(o, "submodel", nf_json_text(s->dir));
-	put(o, "kind", json_string(s->kind == CB_SUB_PREFILL ? "prefill" : "decode"));
-	put(o, "file", str_or_null(path_of(p, s->meta_index)));
+	nf_json_put(o, "submodel", nf_json_text(s->dir));
+	nf_json_put(o, "kind", json_string(s->kind == CB_SUB_PREFILL ? "prefill" : "decode"));
+	nf_json_put(o, "file", str_or_null(path_of(p, s->meta_index)));
 	const json_t *shapes = input_shapes(p, s);
 	json_t *in = json_array(), *out = json_array();
 	for (size_t i = 0; in && out && i < s->meta.nbufs; i++) {
@@ -371,9 +324,9 @@ char *cb_submodel_io_json(const struct cb_package *p, size_t si, bool pub)
 		json_array_append_new(x->out ? out : in, buf_json(x, pub, x->out ? NULL
 							 : want ? want : json_null()));
 	}
-	put(o, "inputs", in);
-	put(o, "outputs", out);
-	return dump(o);
+	nf_json_put(o, "inputs", in);
+	nf_json_put(o, "outputs", out);
+	return nf_json_document(o, JSON_INDENT(2));
 }
 
 /* ---- ops ------------------------------------------------------------------------ */
@@ -405,9 +358,11 @@ char *cb_op_shapes(const struct cb_package *p, size_t si, size_t op)
 		char k[32];
 		snprintf(k, sizeof k, "%s_%" PRIu32, x->tensors[t].out ? "outs" : "args",
 			 x->tensors[t].index);
-		put(o, k, dims_json(x->tensors[t].rank, x->tensors[t].dims));
+		nf_json_put(o, k, cb_json_dims(x->tensors[t].rank, x->tensors[t].dims));
 	}
-	return dump_flags(o, JSON_COMPACT, false);
+	char *text = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(o);
+	return text;
 }
 
 /* ---- commands and profparts ----------------------------------------------------------- */
@@ -437,24 +392,24 @@ char *cb_commands_doc_json(const struct cb_package *p, size_t si, size_t ci)
 		json_decref(t);
 		return NULL;
 	}
-	put(o, "file", str_or_null(path_of(p, c->file_index)));
-	put(o, "binary", str_or_null(path_of(p, c->bin_index)));
-	put(o, "engine", json_string(c->engine == CB_ENGINE_PLD ? "pld" : "cpu"));
-	put(o, "chip", json_integer(c->chip));
-	put(o, "buffer", json_string(c->pong ? "pong" : "ping"));
-	put(o, "parsed", json_boolean(c->parsed));
-	put(o, "commands", u64j(c->count));
-	put(o, "data_bytes", u64j(c->data_bytes));
-	put(o, "binary_commands", c->bin_index >= 0 && c->bin_count != UINT64_MAX ? u64j(c->bin_count)
-										 : json_null());
+	nf_json_put(o, "file", str_or_null(path_of(p, c->file_index)));
+	nf_json_put(o, "binary", str_or_null(path_of(p, c->bin_index)));
+	nf_json_put(o, "engine", json_string(c->engine == CB_ENGINE_PLD ? "pld" : "cpu"));
+	nf_json_put(o, "chip", json_integer(c->chip));
+	nf_json_put(o, "buffer", json_string(c->pong ? "pong" : "ping"));
+	nf_json_put(o, "parsed", json_boolean(c->parsed));
+	nf_json_put(o, "commands", nf_json_u64(c->count));
+	nf_json_put(o, "data_bytes", nf_json_u64(c->data_bytes));
+	bool counted = c->bin_index >= 0 && c->bin_count != UINT64_MAX;
+	nf_json_put(o, "binary_commands", counted ? nf_json_u64(c->bin_count) : json_null());
 	for (size_t k = 0; k < c->ntypes; k++) {
 		json_t *x = json_object();
-		put(x, "commands", u64j(c->types[k].count));
-		put(x, "data_bytes", u64j(c->types[k].data_bytes));
-		put(t, c->types[k].type, x);
+		nf_json_put(x, "commands", nf_json_u64(c->types[k].count));
+		nf_json_put(x, "data_bytes", nf_json_u64(c->types[k].data_bytes));
+		nf_json_put(t, c->types[k].type, x);
 	}
-	put(o, "by_type", t);
-	return dump(o);
+	nf_json_put(o, "by_type", t);
+	return nf_json_document(o, JSON_INDENT(2));
 }
 
 char *cb_profparts_text(const struct cb_package *p, size_t si, size_t chip, size_t *len)

@@ -214,6 +214,10 @@ char *cb_sanitize(const char *s);
 /* Small helpers. */
 const char *cb_json_str(const json_t *obj, const char *key);
 bool cb_json_u64(const json_t *v, uint64_t *out);
+/* "0x1f00" (a device address or offset, as the documents write them). */
+json_t *cb_json_hex(uint64_t v);
+/* [d0, d1, ...]: a shape. */
+json_t *cb_json_dims(uint32_t rank, const uint64_t *dims);
 const struct cb_file *cb_file_at(const struct cb_package *p, int i);
 
 #endif

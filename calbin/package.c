@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -106,6 +107,21 @@ bool cb_json_u64(const json_t *v, uint64_t *out)
 		return false;
 	*out = (uint64_t)json_integer_value(v);
 	return true;
+}
+
+json_t *cb_json_hex(uint64_t v)
+{
+	char s[24];
+	snprintf(s, sizeof s, "0x%" PRIx64, v);
+	return json_string(s);
+}
+
+json_t *cb_json_dims(uint32_t rank, const uint64_t *dims)
+{
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < rank; i++)
+		json_array_append_new(a, nf_json_u64(dims[i]));
+	return a;
 }
 
 const struct cb_file *cb_file_at(const struct cb_package *p, int i)

@@ -30,31 +30,6 @@ bool cb_reproducible(const struct cb_package *p, const struct nf_report *r)
 	       !nf_report_count_class(r, NF_CLASS_BLOCKED_REPRODUCIBILITY);
 }
 
-static json_t *u64j(uint64_t v)
-{
-	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
-}
-
-static void put(json_t *o, const char *k, json_t *v)
-{
-	json_object_set_new(o, k, v ? v : json_null());
-}
-
-static json_t *hexj(uint64_t v)
-{
-	char s[24];
-	snprintf(s, sizeof s, "0x%" PRIx64, v);
-	return json_string(s);
-}
-
-static json_t *dims_json(uint32_t rank, const uint64_t *dims)
-{
-	json_t *a = json_array();
-	for (uint32_t i = 0; a && i < rank; i++)
-		json_array_append_new(a, u64j(dims[i]));
-	return a;
-}
-
 /* ---- sanitizing --------------------------------------------------------------- */
 
 static bool is_hex(char c)
@@ -156,36 +131,36 @@ static json_t *findings_json(const struct nf_report *r, bool pub)
 			break;
 		}
 		const char *g = gate_name(f->gate);
-		put(o, "gate", g ? json_string(g) : json_null());
-		put(o, "code", json_string(f->code));
-		put(o, "severity", json_string(nf_severity_name(f->severity)));
+		nf_json_put(o, "gate", g ? json_string(g) : json_null());
+		nf_json_put(o, "code", json_string(f->code));
+		nf_json_put(o, "severity", json_string(nf_severity_name(f->severity)));
 		const char *cls = nf_class_name(f->klass);
-		put(o, "class", cls ? json_string(cls) : json_null());
-		put(w, "file", nf_json_text(f->file));
-		put(w, "line", f->line ? u64j(f->line) : json_null());
-		put(w, "key", nf_json_text(f->key));
-		put(o, "where", w);
+		nf_json_put(o, "class", cls ? json_string(cls) : json_null());
+		nf_json_put(w, "file", nf_json_text(f->file));
+		nf_json_put(w, "line", f->line ? nf_json_u64(f->line) : json_null());
+		nf_json_put(w, "key", nf_json_text(f->key));
+		nf_json_put(o, "where", w);
 		if (pub) {
 			char *s = cb_sanitize(f->evidence ? f->evidence : "");
-			put(o, "evidence", nf_json_text(s));
+			nf_json_put(o, "evidence", nf_json_text(s));
 			free(s);
 		} else {
-			put(o, "evidence", nf_json_text(f->evidence));
+			nf_json_put(o, "evidence", nf_json_text(f->evidence));
 		}
 		json_array_append_new(a, o);
 	}
 	if (r->oom && a) {
 		json_t *o = json_object();
-		put(o, "gate", json_null());
-		put(o, "code", json_string("OUT_OF_MEMORY"));
-		put(o, "severity", json_string("error"));
-		put(o, "class", json_string("ERROR"));
+		nf_json_put(o, "gate", json_null());
+		nf_json_put(o, "code", json_string("OUT_OF_MEMORY"));
+		nf_json_put(o, "severity", json_string("error"));
+		nf_json_put(o, "class", json_string("ERROR"));
 		json_t *w = json_object();
-		put(w, "file", json_null());
-		put(w, "line", json_null());
-		put(w, "key", json_null());
-		put(o, "where", w);
-		put(o, "evidence", json_string("some findings could not be recorded"));
+		nf_json_put(w, "file", json_null());
+		nf_json_put(w, "line", json_null());
+		nf_json_put(w, "key", json_null());
+		nf_json_put(o, "where", w);
+		nf_json_put(o, "evidence", json_string("some findings could not be recorded"));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -206,12 +181,12 @@ static json_t *gates_json(const struct cb_package *p, const struct nf_report *r)
 	static const char order[] = "ABCDESF";
 	for (const char *g = order; o && *g; g++) {
 		json_t *x = json_object();
-		put(x, "status", json_string(gate_status(p, r, *g)));
-		put(x, "errors", u64j(nf_report_count_gate(r, *g, NF_SEV_ERROR)));
-		put(x, "warnings", u64j(nf_report_count_gate(r, *g, NF_SEV_WARNING)));
-		put(x, "infos", u64j(nf_report_count_gate(r, *g, NF_SEV_INFO)));
+		nf_json_put(x, "status", json_string(gate_status(p, r, *g)));
+		nf_json_put(x, "errors", nf_json_u64(nf_report_count_gate(r, *g, NF_SEV_ERROR)));
+		nf_json_put(x, "warnings", nf_json_u64(nf_report_count_gate(r, *g, NF_SEV_WARNING)));
+		nf_json_put(x, "infos", nf_json_u64(nf_report_count_gate(r, *g, NF_SEV_INFO)));
 		if (*g == 'F') {
-			put(x, "reason", json_string("a static tool never runs the device: CreateCalbin -> "
+			nf_json_put(x, "reason", json_string("a static tool never runs the device: CreateCalbin -> "
 						     "enumerate -> configure -> golden belong to an "
 						     "independent runner (seed §9 Gate F)"));
 			json_t *cf = json_array();
@@ -220,15 +195,15 @@ static json_t *gates_json(const struct cb_package *p, const struct nf_report *r)
 				if (f->severity != NF_SEV_WARNING || !f->gate)
 					continue;
 				json_t *e = json_object();
-				put(e, "code", json_string(f->code));
+				nf_json_put(e, "code", json_string(f->code));
 				const char *cls = nf_class_name(f->klass);
-				put(e, "class", cls ? json_string(cls) : json_null());
-				put(e, "file", nf_json_text(f->file));
+				nf_json_put(e, "class", cls ? json_string(cls) : json_null());
+				nf_json_put(e, "file", nf_json_text(f->file));
 				json_array_append_new(cf, e);
 			}
-			put(x, "carry_forward", cf);
+			nf_json_put(x, "carry_forward", cf);
 		}
-		put(o, gate_name(*g), x);
+		nf_json_put(o, gate_name(*g), x);
 	}
 	return o;
 }
@@ -236,8 +211,8 @@ static json_t *gates_json(const struct cb_package *p, const struct nf_report *r)
 static json_t *package_json(const struct cb_package *p)
 {
 	json_t *o = json_object();
-	put(o, "name", nf_json_text(p->name));
-	put(o, "sha256_manifest", p->sums_sha256[0] ? json_string(p->sums_sha256) : json_null());
+	nf_json_put(o, "name", nf_json_text(p->name));
+	nf_json_put(o, "sha256_manifest", p->sums_sha256[0] ? json_string(p->sums_sha256) : json_null());
 	size_t files = 0, by[CB_KIND_COUNT] = {0}, proven = 0, regular = 0;
 	uint64_t bytes = 0;
 	json_t *list = json_array();
@@ -251,28 +226,28 @@ static json_t *package_json(const struct cb_package *p)
 		regular += S_ISREG(f->type) && !f->escapes && p->sums_index != (int)i;
 		proven += f->hash == CB_HASH_OK;
 		json_t *e = json_object();
-		put(e, "path", nf_json_text(f->path));
-		put(e, "kind", json_string(cb_kind_name(f->kind)));
-		put(e, "bytes", u64j(f->size));
-		put(e, "sha256", f->sha256[0] ? json_string(f->sha256) : json_null());
+		nf_json_put(e, "path", nf_json_text(f->path));
+		nf_json_put(e, "kind", json_string(cb_kind_name(f->kind)));
+		nf_json_put(e, "bytes", nf_json_u64(f->size));
+		nf_json_put(e, "sha256", f->sha256[0] ? json_string(f->sha256) : json_null());
 		static const char *const hs[] = {"not_verified", "verified", "mismatch", "computed",
 						 "unreadable"};
-		put(e, "integrity", json_string(hs[f->hash]));
+		nf_json_put(e, "integrity", json_string(hs[f->hash]));
 		if (f->escapes)
-			put(e, "not_followed", json_true());
+			nf_json_put(e, "not_followed", json_true());
 		json_array_append_new(list, e);
 	}
-	put(o, "files", u64j(files));
-	put(o, "bytes", u64j(bytes));
+	nf_json_put(o, "files", nf_json_u64(files));
+	nf_json_put(o, "bytes", nf_json_u64(bytes));
 	json_t *counts = json_object();
 	for (int k = 0; k < CB_KIND_COUNT; k++)
 		if (by[k])
-			put(counts, cb_kind_name((enum cb_kind)k), u64j(by[k]));
-	put(o, "counts", counts);
-	put(o, "hash_mode", json_string(p->hash_all ? "hash" : "fast"));
-	put(o, "integrity", json_string(p->sums_index < 0 ? "not_proven"
+			nf_json_put(counts, cb_kind_name((enum cb_kind)k), nf_json_u64(by[k]));
+	nf_json_put(o, "counts", counts);
+	nf_json_put(o, "hash_mode", json_string(p->hash_all ? "hash" : "fast"));
+	nf_json_put(o, "integrity", json_string(p->sums_index < 0 ? "not_proven"
 					: proven == regular ? "verified" : "partial"));
-	put(o, "file_list", list);
+	nf_json_put(o, "file_list", list);
 	return o;
 }
 
@@ -288,18 +263,18 @@ static json_t *model_json(const struct cb_package *p)
 	json_t *o = json_object();
 	const json_t *mi = model_info(p);
 	const char *name = cb_json_str(p->manifest, "model_name");
-	put(o, "name", nf_json_text(name ? name : p->name));
-	put(o, "arch", nf_json_text(p->top.model_arch));
-	put(o, "type", nf_json_text(p->top.model_type));
-	put(o, "batch", json_deep_copy(json_object_get(mi, "batch_num")));
-	put(o, "max_seq", json_deep_copy(json_object_get(p->manifest, "seq_len")));
-	put(o, "chips", p->chips ? u64j(p->chips) : json_null());
-	put(o, "cores_per_chip", p->cores ? u64j(p->cores) : json_null());
-	put(o, "layers", json_deep_copy(json_object_get(p->hf_config, "num_hidden_layers")));
-	put(o, "q_heads", json_deep_copy(json_object_get(mi, "q0_head_num")));
-	put(o, "kv_heads", json_deep_copy(json_object_get(mi, "k0_head_num")));
-	put(o, "head_dim", json_deep_copy(json_object_get(mi, "k0_head_dim")));
-	put(o, "vocab", json_deep_copy(json_object_get(p->hf_config, "vocab_size")));
+	nf_json_put(o, "name", nf_json_text(name ? name : p->name));
+	nf_json_put(o, "arch", nf_json_text(p->top.model_arch));
+	nf_json_put(o, "type", nf_json_text(p->top.model_type));
+	nf_json_put(o, "batch", json_deep_copy(json_object_get(mi, "batch_num")));
+	nf_json_put(o, "max_seq", json_deep_copy(json_object_get(p->manifest, "seq_len")));
+	nf_json_put(o, "chips", p->chips ? nf_json_u64(p->chips) : json_null());
+	nf_json_put(o, "cores_per_chip", p->cores ? nf_json_u64(p->cores) : json_null());
+	nf_json_put(o, "layers", json_deep_copy(json_object_get(p->hf_config, "num_hidden_layers")));
+	nf_json_put(o, "q_heads", json_deep_copy(json_object_get(mi, "q0_head_num")));
+	nf_json_put(o, "kv_heads", json_deep_copy(json_object_get(mi, "k0_head_num")));
+	nf_json_put(o, "head_dim", json_deep_copy(json_object_get(mi, "k0_head_dim")));
+	nf_json_put(o, "vocab", json_deep_copy(json_object_get(p->hf_config, "vocab_size")));
 	return o;
 }
 
@@ -322,7 +297,7 @@ static json_t *histogram(const struct cb_submodel *s)
 		if (!k)
 			continue;
 		json_t *v = json_object_get(h, k);
-		put(h, k, json_integer(v ? json_integer_value(v) + 1 : 1));
+		nf_json_put(h, k, json_integer(v ? json_integer_value(v) + 1 : 1));
 		free(k);
 	}
 	return h;
@@ -336,13 +311,13 @@ static json_t *bufs_json(const struct cb_submodel *s, bool out, bool pub)
 		if (x->out != out)
 			continue;
 		json_t *o = json_object();
-		put(o, "name", nf_json_text(x->name));
-		put(o, "shape", dims_json(x->rank, x->dims));
-		put(o, "dtype", nf_json_text(x->dtype));
-		put(o, "bytes", u64j(x->size));
+		nf_json_put(o, "name", nf_json_text(x->name));
+		nf_json_put(o, "shape", cb_json_dims(x->rank, x->dims));
+		nf_json_put(o, "dtype", nf_json_text(x->dtype));
+		nf_json_put(o, "bytes", nf_json_u64(x->size));
 		if (!pub) {
-			put(o, "vaddr_ping", hexj(x->ping));
-			put(o, "vaddr_pong", hexj(x->pong));
+			nf_json_put(o, "vaddr_ping", cb_json_hex(x->ping));
+			nf_json_put(o, "vaddr_pong", cb_json_hex(x->pong));
 		}
 		json_array_append_new(a, o);
 	}
@@ -355,20 +330,20 @@ static json_t *commands_json(const struct cb_package *p, const struct cb_submode
 	for (size_t i = 0; a && i < s->ncommands; i++) {
 		const struct cb_commands *c = &s->commands[i];
 		json_t *o = json_object(), *t = json_object();
-		put(o, "file", nf_json_text(p->files[c->file_index].path));
-		put(o, "engine", json_string(c->engine == CB_ENGINE_PLD ? "pld" : "cpu"));
-		put(o, "chip", json_integer(c->chip));
-		put(o, "buffer", json_string(c->pong ? "pong" : "ping"));
-		put(o, "parsed", json_boolean(c->parsed));
-		put(o, "commands", u64j(c->count));
-		put(o, "data_bytes", u64j(c->data_bytes));
+		nf_json_put(o, "file", nf_json_text(p->files[c->file_index].path));
+		nf_json_put(o, "engine", json_string(c->engine == CB_ENGINE_PLD ? "pld" : "cpu"));
+		nf_json_put(o, "chip", json_integer(c->chip));
+		nf_json_put(o, "buffer", json_string(c->pong ? "pong" : "ping"));
+		nf_json_put(o, "parsed", json_boolean(c->parsed));
+		nf_json_put(o, "commands", nf_json_u64(c->count));
+		nf_json_put(o, "data_bytes", nf_json_u64(c->data_bytes));
 		for (size_t k = 0; t && k < c->ntypes; k++) {
 			json_t *x = json_object();
-			put(x, "commands", u64j(c->types[k].count));
-			put(x, "data_bytes", u64j(c->types[k].data_bytes));
-			put(t, c->types[k].type, x);
+			nf_json_put(x, "commands", nf_json_u64(c->types[k].count));
+			nf_json_put(x, "data_bytes", nf_json_u64(c->types[k].data_bytes));
+			nf_json_put(t, c->types[k].type, x);
 		}
-		put(o, "by_type", t);
+		nf_json_put(o, "by_type", t);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -380,26 +355,26 @@ static json_t *submodels_json(const struct cb_package *p, bool pub)
 	for (size_t i = 0; a && i < p->nsubmodels; i++) {
 		const struct cb_submodel *s = &p->submodels[i];
 		json_t *o = json_object();
-		put(o, "name", nf_json_text(s->dir));
-		put(o, "kind", json_string(s->kind == CB_SUB_PREFILL ? "prefill" : "decode"));
-		put(o, "smodel_type", nf_json_text(s->meta.smodel_type));
-		put(o, "inputs", bufs_json(s, false, pub));
-		put(o, "outputs", bufs_json(s, true, pub));
-		put(o, "ops", u64j(s->nops));
+		nf_json_put(o, "name", nf_json_text(s->dir));
+		nf_json_put(o, "kind", json_string(s->kind == CB_SUB_PREFILL ? "prefill" : "decode"));
+		nf_json_put(o, "smodel_type", nf_json_text(s->meta.smodel_type));
+		nf_json_put(o, "inputs", bufs_json(s, false, pub));
+		nf_json_put(o, "outputs", bufs_json(s, true, pub));
+		nf_json_put(o, "ops", nf_json_u64(s->nops));
 		json_t *pp = json_object();
 		bool refused = false;
 		for (size_t c = 0; pp && c < s->nprofparts; c++) {
 			char k[32];
 			snprintf(k, sizeof k, "chip%zu", c);
-			put(pp, k, s->profparts[c].file_index >= 0 ? u64j(s->profparts[c].count)
+			nf_json_put(pp, k, s->profparts[c].file_index >= 0 ? nf_json_u64(s->profparts[c].count)
 								  : json_null());
 			refused |= s->profparts[c].refused;
 		}
-		put(o, "profparts", pp);
-		put(o, "partition_report", json_string(refused ? "refused" : "ok"));
-		put(o, "graph_layers", u64j(s->graph_layers));
-		put(o, "address_union_bytes", s->union_valid ? u64j(s->union_bytes) : json_null());
-		put(o, "commands", commands_json(p, s));
+		nf_json_put(o, "profparts", pp);
+		nf_json_put(o, "partition_report", json_string(refused ? "refused" : "ok"));
+		nf_json_put(o, "graph_layers", nf_json_u64(s->graph_layers));
+		nf_json_put(o, "address_union_bytes", s->union_valid ? nf_json_u64(s->union_bytes) : json_null());
+		nf_json_put(o, "commands", commands_json(p, s));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -414,40 +389,42 @@ json_t *cb_memory_obj(const struct cb_package *p, bool pub)
 		char k[24];
 		snprintf(k, sizeof k, "chip%u", c);
 		json_t *x = json_object();
-		put(x, "total", u64j(m->param_bytes_by_chip[c]));
+		nf_json_put(x, "total", nf_json_u64(m->param_bytes_by_chip[c]));
 		for (int d = 0; d < CB_DOMAIN_COUNT; d++)
-			put(x, cb_domain_name((enum cb_domain)d), u64j(m->param_bytes_by_chip_domain[c][d]));
-		put(chip, k, x);
+			nf_json_put(x, cb_domain_name((enum cb_domain)d),
+				    nf_json_u64(m->param_bytes_by_chip_domain[c][d]));
+		nf_json_put(chip, k, x);
 	}
 	uint64_t total = 0;
 	for (size_t i = 0; i < m->nblocks; i++) {
 		const struct cb_block_cover *bc = &m->blocks[i];
 		json_t *x = json_object();
-		put(x, "file_bytes", u64j(bc->file_bytes));
-		put(x, "mapped_bytes", u64j(bc->mapped_bytes));
-		put(x, "uncovered_bytes", u64j(bc->uncovered_bytes));
-		put(x, "uncovered_ranges", u64j(bc->uncovered_ranges));
-		put(x, "duplicate_bytes", u64j(bc->duplicate_bytes));
-		put(x, "duplicate_ranges", u64j(bc->duplicate_ranges));
-		put(file, p->files[bc->file_index].path, x);
+		nf_json_put(x, "file_bytes", nf_json_u64(bc->file_bytes));
+		nf_json_put(x, "mapped_bytes", nf_json_u64(bc->mapped_bytes));
+		nf_json_put(x, "uncovered_bytes", nf_json_u64(bc->uncovered_bytes));
+		nf_json_put(x, "uncovered_ranges", nf_json_u64(bc->uncovered_ranges));
+		nf_json_put(x, "duplicate_bytes", nf_json_u64(bc->duplicate_bytes));
+		nf_json_put(x, "duplicate_ranges", nf_json_u64(bc->duplicate_ranges));
+		nf_json_put(file, p->files[bc->file_index].path, x);
 		total += bc->file_bytes;
 	}
-	put(pb, "by_chip", chip);
-	put(pb, "by_file", file);
-	put(pb, "total_file_bytes", u64j(total));
-	put(o, "parameter_bytes", pb);
-	put(o, "kv_bytes", m->kv_valid ? u64j(m->kv_bytes) : json_null());
-	put(o, "kv_bytes_per_chip", m->kv_valid && m->kv_bytes_per_chip ? u64j(m->kv_bytes_per_chip)
-								       : json_null());
+	nf_json_put(pb, "by_chip", chip);
+	nf_json_put(pb, "by_file", file);
+	nf_json_put(pb, "total_file_bytes", nf_json_u64(total));
+	nf_json_put(o, "parameter_bytes", pb);
+	nf_json_put(o, "kv_bytes", m->kv_valid ? nf_json_u64(m->kv_bytes) : json_null());
+	bool per_chip = m->kv_valid && m->kv_bytes_per_chip;
+	nf_json_put(o, "kv_bytes_per_chip", per_chip ? nf_json_u64(m->kv_bytes_per_chip) : json_null());
 	if (m->kv_valid) {
 		json_t *kv = json_object();
-		put(kv, "formula", json_string("layers * kv_heads * 2 * head_dim * max_seq * dtype_bytes"));
-		put(kv, "layers", u64j(m->kv_layers));
-		put(kv, "kv_heads", u64j(m->kv_heads));
-		put(kv, "head_dim", u64j(m->kv_head_dim));
-		put(kv, "max_seq", u64j(m->kv_max_seq));
-		put(kv, "dtype_bytes", u64j(m->kv_dtype_bytes));
-		put(o, "kv", kv);
+		nf_json_put(kv, "formula",
+			    json_string("layers * kv_heads * 2 * head_dim * max_seq * dtype_bytes"));
+		nf_json_put(kv, "layers", nf_json_u64(m->kv_layers));
+		nf_json_put(kv, "kv_heads", nf_json_u64(m->kv_heads));
+		nf_json_put(kv, "head_dim", nf_json_u64(m->kv_head_dim));
+		nf_json_put(kv, "max_seq", nf_json_u64(m->kv_max_seq));
+		nf_json_put(kv, "dtype_bytes", nf_json_u64(m->kv_dtype_bytes));
+		nf_json_put(o, "kv", kv);
 	}
 	json_t *res = json_object();
 	for (int d = 0; d < CB_DOMAIN_COUNT; d++) {
@@ -456,40 +433,40 @@ json_t *cb_memory_obj(const struct cb_package *p, bool pub)
 			continue;
 		json_t *x = json_object();
 		if (!pub)
-			put(x, "vaddr", hexj(r->vaddr));
-		put(x, "size", u64j(r->size));
-		put(res, cb_domain_name((enum cb_domain)d), x);
+			nf_json_put(x, "vaddr", cb_json_hex(r->vaddr));
+		nf_json_put(x, "size", nf_json_u64(r->size));
+		nf_json_put(res, cb_domain_name((enum cb_domain)d), x);
 	}
-	put(o, "reservations", res);
-	put(o, "reservations_scope", json_string("per chip: the same logical ranges on every chip "
+	nf_json_put(o, "reservations", res);
+	nf_json_put(o, "reservations_scope", json_string("per chip: the same logical ranges on every chip "
 						 "(seed §4.2: a structural inference the vendor must "
 						 "confirm)"));
 	json_t *u = json_object();
 	for (size_t i = 0; i < p->nsubmodels; i++)
-		put(u, p->submodels[i].kind == CB_SUB_PREFILL ? "prefill" : "decode",
-		    p->submodels[i].union_valid ? u64j(p->submodels[i].union_bytes) : json_null());
-	put(o, "address_union", u);
-	put(o, "address_union_note", json_string("static address coverage of the op I/O YAML, not "
+		nf_json_put(u, p->submodels[i].kind == CB_SUB_PREFILL ? "prefill" : "decode",
+		    p->submodels[i].union_valid ? nf_json_u64(p->submodels[i].union_bytes) : json_null());
+	nf_json_put(o, "address_union", u);
+	nf_json_put(o, "address_union_note", json_string("static address coverage of the op I/O YAML, not "
 						 "peak live memory (seed §6)"));
-	put(o, "overlaps", u64j(m->noverlaps));
+	nf_json_put(o, "overlaps", nf_json_u64(m->noverlaps));
 	if (!pub) {
 		json_t *ov = json_array();
 		for (size_t i = 0; ov && i < m->noverlaps; i++) {
 			const struct cb_overlap *x = &m->overlaps[i];
 			json_t *e = json_object();
-			put(e, "chip", u64j(x->chip));
-			put(e, "domain", json_string(cb_domain_name(x->domain)));
-			put(e, "line_a", u64j(p->maps[x->map_a].line));
-			put(e, "line_b", u64j(p->maps[x->map_b].line));
-			put(e, "vaddr", hexj(x->vaddr));
-			put(e, "bytes", u64j(x->bytes));
+			nf_json_put(e, "chip", nf_json_u64(x->chip));
+			nf_json_put(e, "domain", json_string(cb_domain_name(x->domain)));
+			nf_json_put(e, "line_a", nf_json_u64(p->maps[x->map_a].line));
+			nf_json_put(e, "line_b", nf_json_u64(p->maps[x->map_b].line));
+			nf_json_put(e, "vaddr", cb_json_hex(x->vaddr));
+			nf_json_put(e, "bytes", nf_json_u64(x->bytes));
 			json_array_append_new(ov, e);
 		}
-		put(o, "overlap_list", ov);
+		nf_json_put(o, "overlap_list", ov);
 	}
-	put(o, "capacity_report", json_string(m->capacity_refused ? "refused" : "ok"));
-	put(o, "device_memory_required_mb", p->top.has_mem_required ? u64j(p->top.mem_required_mb)
-								   : json_null());
+	nf_json_put(o, "capacity_report", json_string(m->capacity_refused ? "refused" : "ok"));
+	nf_json_put(o, "device_memory_required_mb",
+		    p->top.has_mem_required ? nf_json_u64(p->top.mem_required_mb) : json_null());
 	return o;
 }
 
@@ -498,16 +475,16 @@ static json_t *supply_json(const struct cb_package *p)
 	const json_t *root = p->manifest;
 	json_t *o = json_object();
 	const json_t *h = json_object_get(root, "onnx_hash");
-	put(o, "onnx_hash", json_is_array(h) ? json_deep_copy(h) : json_array());
+	nf_json_put(o, "onnx_hash", json_is_array(h) ? json_deep_copy(h) : json_array());
 	bool delivered = false;
 	for (size_t i = 0; i < p->nfiles; i++)
 		delivered |= p->files[i].kind == CB_KIND_ONNX;
-	put(o, "onnx_delivered", json_boolean(delivered));
+	nf_json_put(o, "onnx_delivered", json_boolean(delivered));
 	json_t *c = json_object();
 	const json_t *g = json_object_get(root, "git_commit_id");
-	put(c, "calcc", json_deep_copy(json_object_get(g, "calcc")));
-	put(c, "lib/tvm", json_deep_copy(json_object_get(g, "lib/tvm")));
-	put(o, "compiler_commits", c);
+	nf_json_put(c, "calcc", json_deep_copy(json_object_get(g, "calcc")));
+	nf_json_put(c, "lib/tvm", json_deep_copy(json_object_get(g, "lib/tvm")));
+	nf_json_put(o, "compiler_commits", c);
 	const json_t *sc = json_object_get(root, "supply_chain");
 	static const char *const keys[] = {
 		"compiler_oci_digest", "compiler_image", "quant_config_sha256",
@@ -515,8 +492,8 @@ static json_t *supply_json(const struct cb_package *p)
 		"runtime_compat",
 	};
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-		put(o, keys[i], json_deep_copy(json_object_get(sc, keys[i])));
-	put(o, "calcc_ver", nf_json_text(p->top.calcc_ver));
+		nf_json_put(o, keys[i], json_deep_copy(json_object_get(sc, keys[i])));
+	nf_json_put(o, "calcc_ver", nf_json_text(p->top.calcc_ver));
 	return o;
 }
 
@@ -529,31 +506,12 @@ static json_t *graph_json(const struct cb_package *p)
 		char key[32];
 		snprintf(key, sizeof key, "%s_ops", k);
 		if (!json_object_get(o, key)) {
-			put(o, key, s->ops_json ? u64j(s->nops) : json_null());
-			put(h, k, histogram(s));
+			nf_json_put(o, key, s->ops_json ? nf_json_u64(s->nops) : json_null());
+			nf_json_put(h, k, histogram(s));
 		}
 	}
-	put(o, "op_histogram", h);
+	nf_json_put(o, "op_histogram", h);
 	return o;
-}
-
-static char *dump(json_t *doc)
-{
-	if (!doc)
-		return NULL;
-	char *s = json_dumps(doc, JSON_INDENT(2));
-	json_decref(doc);
-	if (!s)
-		return NULL;
-	size_t n = strlen(s);
-	char *out = realloc(s, n + 2);
-	if (!out) {
-		free(s);
-		return NULL;
-	}
-	out[n] = '\n';
-	out[n + 1] = '\0';
-	return out;
 }
 
 char *cb_report_json(const struct cb_package *p, const struct nf_report *r, bool pub,
@@ -562,37 +520,37 @@ char *cb_report_json(const struct cb_package *p, const struct nf_report *r, bool
 	json_t *doc = json_object();
 	if (!doc)
 		return NULL;
-	put(doc, "schema", json_string("calculet-package-validation/v1"));
+	nf_json_put(doc, "schema", json_string("calculet-package-validation/v1"));
 	json_t *t = json_object();
-	put(t, "name", json_string(tool ? tool : "calbin-check"));
-	put(t, "version", json_string(NF_VERSION));
+	nf_json_put(t, "name", json_string(tool ? tool : "calbin-check"));
+	nf_json_put(t, "version", json_string(NF_VERSION));
 	if (!pub && argv) {
 		json_t *a = json_array();
 		for (int i = 0; a && i < argc; i++)
 			json_array_append_new(a, nf_json_text(argv[i]));
-		put(t, "argv", a);
+		nf_json_put(t, "argv", a);
 	}
-	put(t, "exit_status", json_integer(nf_report_exit_status(r)));
-	put(t, "public", json_boolean(pub));
-	put(doc, "tool", t);
+	nf_json_put(t, "exit_status", json_integer(nf_report_exit_status(r)));
+	nf_json_put(t, "public", json_boolean(pub));
+	nf_json_put(doc, "tool", t);
 	if (p) {
-		put(doc, "package", package_json(p));
-		put(doc, "model", model_json(p));
-		put(doc, "submodels", submodels_json(p, pub));
-		put(doc, "memory", cb_memory_obj(p, pub));
-		put(doc, "graph", graph_json(p));
-		put(doc, "supply_chain", supply_json(p));
+		nf_json_put(doc, "package", package_json(p));
+		nf_json_put(doc, "model", model_json(p));
+		nf_json_put(doc, "submodels", submodels_json(p, pub));
+		nf_json_put(doc, "memory", cb_memory_obj(p, pub));
+		nf_json_put(doc, "graph", graph_json(p));
+		nf_json_put(doc, "supply_chain", supply_json(p));
 	}
-	put(doc, "findings", findings_json(r, pub));
-	put(doc, "gates", gates_json(p, r));
-	put(doc, "reproducible", json_boolean(cb_reproducible(p, r)));
-	put(doc, "verdict", json_string(nf_report_verdict(r)));
-	return dump(doc);
+	nf_json_put(doc, "findings", findings_json(r, pub));
+	nf_json_put(doc, "gates", gates_json(p, r));
+	nf_json_put(doc, "reproducible", json_boolean(cb_reproducible(p, r)));
+	nf_json_put(doc, "verdict", json_string(nf_report_verdict(r)));
+	return nf_json_document(doc, JSON_INDENT(2));
 }
 
 char *cb_memory_json(const struct cb_package *p)
 {
-	return p ? dump(cb_memory_obj(p, false)) : NULL;
+	return p ? nf_json_document(cb_memory_obj(p, false), JSON_INDENT(2)) : NULL;
 }
 
 /* ---- text ---------------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "fs/context.h"
+#include "report/report.h"
 
 /* A remote file's account (the engine's): where, its state, what it cost. */
 static json_t *engine_file_stats(struct nf_fs *fs, uint32_t i)
@@ -67,7 +68,6 @@ char *nf_stats_json(struct nf_fs *fs)
 	const struct nf_engine_ops *eng = fs->engine.ops;
 	struct nf_counts sum;
 	json_t *files, *doc;
-	char *text = NULL, *out = NULL;
 
 	if (nf_counters_sum(fs, &sum) < 0)
 		return NULL;
@@ -99,11 +99,5 @@ char *nf_stats_json(struct nf_fs *fs)
 					      "evictions", (json_int_t)fst.evictions,
 					      "reopens", (json_int_t)fst.reopens,
 					      "changed_files", (json_int_t)fst.changes));
-	if (doc)
-		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(doc);
-	if (text && asprintf(&out, "%s\n", text) < 0)
-		out = NULL;
-	free(text);
-	return out;
+	return nf_json_document(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 }

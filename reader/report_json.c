@@ -9,35 +9,6 @@
 #include "reader/internal.h"
 #include "remote/remote.h"
 
-/* JSON integers are int64 in jansson; a U64 above that (only possible in
- * a broken artifact) is written as a real rather than wrapped. */
-static json_t *u64_json(uint64_t v)
-{
-	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
-}
-
-static int put(json_t *obj, const char *key, json_t *v)
-{
-	return json_object_set_new(obj, key, v ? v : json_null());
-}
-
-static char *dump_pretty(json_t *doc)
-{
-	char *s = json_dumps(doc, JSON_INDENT(2));
-	json_decref(doc);
-	if (!s)
-		return NULL;
-	size_t n = strlen(s);
-	char *out = realloc(s, n + 2);
-	if (!out) {
-		free(s);
-		return NULL;
-	}
-	out[n] = '\n';
-	out[n + 1] = '\0';
-	return out;
-}
-
 char *nf_report_to_json(const struct nf_report *r, const struct nf_artifact *a,
 			const char *entry_path, const char *tool, int argc, char *const *argv)
 {
@@ -56,45 +27,45 @@ char *nf_report_to_json(const struct nf_report *r, const struct nf_artifact *a,
 		json_decref(findings);
 		return NULL;
 	}
-	put(doc, "schema", json_string("ninferfs-validation/v1"));
-	put(t, "name", json_string(tool ? tool : "ninfer-check"));
-	put(t, "version", json_string(NF_VERSION));
+	nf_json_put(doc, "schema", json_string("ninferfs-validation/v1"));
+	nf_json_put(t, "name", json_string(tool ? tool : "ninfer-check"));
+	nf_json_put(t, "version", json_string(NF_VERSION));
 	for (int i = 0; i < argc && argv; i++)
 		json_array_append_new(args, nf_json_text(argv[i]));
-	put(t, "argv", args);
-	put(t, "exit_status", json_integer(nf_report_exit_status(r)));
-	put(doc, "tool", t);
+	nf_json_put(t, "argv", args);
+	nf_json_put(t, "exit_status", json_integer(nf_report_exit_status(r)));
+	nf_json_put(doc, "tool", t);
 
 	const char *entry = entry_path ? entry_path : (a ? a->entry_path : NULL);
-	put(art, "entry", nf_json_text(entry));
-	put(art, "artifact_id", a ? json_string(a->artifact_id_hex) : json_null());
-	put(art, "files", json_integer(a ? a->nfiles : 0));
-	put(art, "payload_bytes", u64_json(a ? a->payload_bytes : 0));
-	put(art, "objects", json_integer(a ? a->nobjects : 0));
-	put(art, "bindings", json_integer(a ? a->nbindings : 0));
-	put(art, "uses", json_integer(a ? a->nuses : 0));
+	nf_json_put(art, "entry", nf_json_text(entry));
+	nf_json_put(art, "artifact_id", a ? json_string(a->artifact_id_hex) : json_null());
+	nf_json_put(art, "files", json_integer(a ? a->nfiles : 0));
+	nf_json_put(art, "payload_bytes", nf_json_u64(a ? a->payload_bytes : 0));
+	nf_json_put(art, "objects", json_integer(a ? a->nobjects : 0));
+	nf_json_put(art, "bindings", json_integer(a ? a->nbindings : 0));
+	nf_json_put(art, "uses", json_integer(a ? a->nuses : 0));
 	for (uint32_t i = 0; a && i < a->ncomponents; i++)
 		json_array_append_new(comps, nf_json_text(a->components[i].id));
-	put(art, "components", comps);
-	put(doc, "artifact", art);
+	nf_json_put(art, "components", comps);
+	nf_json_put(doc, "artifact", art);
 
 	for (size_t i = 0; i < r->count; i++) {
 		const struct nf_finding *f = &r->items[i];
 		json_t *o = json_object();
 		if (!o)
 			break;
-		put(o, "severity", json_string(nf_severity_name(f->severity)));
-		put(o, "scope", json_string(nf_scope_name(f->scope)));
-		put(o, "code", json_string(f->code));
+		nf_json_put(o, "severity", json_string(nf_severity_name(f->severity)));
+		nf_json_put(o, "scope", json_string(nf_scope_name(f->scope)));
+		nf_json_put(o, "code", json_string(f->code));
 		/* where/evidence quote JSON strings (valid UTF-8) but also
 		 * file names and raw header bytes. */
-		put(o, "where", nf_json_text(f->where));
-		put(o, "evidence", nf_json_text(f->evidence));
+		nf_json_put(o, "where", nf_json_text(f->where));
+		nf_json_put(o, "evidence", nf_json_text(f->evidence));
 		json_array_append_new(findings, o);
 	}
-	put(doc, "findings", findings);
-	put(doc, "verdict", json_string(nf_report_verdict(r)));
-	return dump_pretty(doc);
+	nf_json_put(doc, "findings", findings);
+	nf_json_put(doc, "verdict", json_string(nf_report_verdict(r)));
+	return nf_json_document(doc, JSON_INDENT(2));
 }
 
 void nf_report_print_text(FILE *out, const struct nf_report *r, const struct nf_artifact *a,
@@ -144,22 +115,22 @@ static void put_remote(json_t *o, const struct nf_artifact *a, uint32_t i)
 
 	if (r == NULL || url == NULL || nf_remote_file_stats(r, i, &st) < 0)
 		return;
-	put(o, "url", json_string(url));
+	nf_json_put(o, "url", json_string(url));
 	json_t *x = json_object();
 	if (!x)
 		return;
-	put(x, "status", json_string(nf_remote_status_name(st.status)));
-	put(x, "http_status", json_integer(st.http_status));
+	nf_json_put(x, "status", json_string(nf_remote_status_name(st.status)));
+	nf_json_put(x, "http_status", json_integer(st.http_status));
 	if (st.reason[0])
-		put(x, "reason", nf_json_text(st.reason));
+		nf_json_put(x, "reason", nf_json_text(st.reason));
 	if (st.etag[0])
-		put(x, "etag", nf_json_text(st.etag));
-	put(x, "bytes_fetched", u64_json(st.bytes_fetched));
-	put(x, "requests", u64_json(st.requests));
-	put(x, "retries", u64_json(st.retries));
-	put(x, "cache_hits", u64_json(st.cache_hits));
-	put(x, "cache_misses", u64_json(st.cache_misses));
-	put(o, "remote", x);
+		nf_json_put(x, "etag", nf_json_text(st.etag));
+	nf_json_put(x, "bytes_fetched", nf_json_u64(st.bytes_fetched));
+	nf_json_put(x, "requests", nf_json_u64(st.requests));
+	nf_json_put(x, "retries", nf_json_u64(st.retries));
+	nf_json_put(x, "cache_hits", nf_json_u64(st.cache_hits));
+	nf_json_put(x, "cache_misses", nf_json_u64(st.cache_misses));
+	nf_json_put(o, "remote", x);
 }
 
 char *nf_files_json(const struct nf_artifact *a)
@@ -174,17 +145,17 @@ char *nf_files_json(const struct nf_artifact *a)
 			break;
 		const char *reason = NULL;
 		enum nf_file_status s = nf_file_status(a, i, &reason);
-		put(o, "index", json_integer(i));
-		put(o, "path", nf_json_text(f->path));
-		put(o, "payload_begin", u64_json(f->logical_start));
-		put(o, "payload_end", u64_json(f->logical_start + f->payload_bytes));
-		put(o, "data_offset", u64_json(f->data_offset));
-		put(o, "file_bytes", u64_json(f->file_bytes));
-		put(o, "status", json_string(status_name(s)));
+		nf_json_put(o, "index", json_integer(i));
+		nf_json_put(o, "path", nf_json_text(f->path));
+		nf_json_put(o, "payload_begin", nf_json_u64(f->logical_start));
+		nf_json_put(o, "payload_end", nf_json_u64(f->logical_start + f->payload_bytes));
+		nf_json_put(o, "data_offset", nf_json_u64(f->data_offset));
+		nf_json_put(o, "file_bytes", nf_json_u64(f->file_bytes));
+		nf_json_put(o, "status", json_string(status_name(s)));
 		if ((s == NF_FILE_BAD || s == NF_FILE_MISSING) && reason)
-			put(o, "reason", nf_json_text(reason));
+			nf_json_put(o, "reason", nf_json_text(reason));
 		put_remote(o, a, i);
 		json_array_append_new(arr, o);
 	}
-	return dump_pretty(arr);
+	return nf_json_document(arr, JSON_INDENT(2));
 }

@@ -104,6 +104,15 @@ const char *nf_class_name(enum nf_class c);
  * U+FFFD, so the document stays valid JSON.  json_null() for NULL; NULL
  * only on OOM.  (The one shared copy of this rule: report/utf8.c.) */
 json_t *nf_json_text(const char *s);
+/* json_doc.c: a U64 as a JSON number (a real above INT64_MAX, never a
+ * wrapped negative integer); NULL only on OOM. */
+json_t *nf_json_u64(uint64_t v);
+/* obj[key] = v, taking v; a NULL v (a failed allocation or a value that is
+ * absent) is stored as null.  json_object_set_new()'s result. */
+int nf_json_put(json_t *obj, const char *key, json_t *v);
+/* The document as text ending in a newline (json_dumps flags, JSON_ENCODE_ANY
+ * added); takes doc (decref'd); malloc'd; NULL for a NULL doc or on OOM. */
+char *nf_json_document(json_t *doc, size_t flags);
 /* utf8.c: s[0, n) as valid UTF-8, each byte that starts no well-formed
  * sequence (RFC 3629) replaced by U+FFFD; malloc'd and NUL-terminated, its
  * length in *out_len (may be NULL); NULL on OOM. */

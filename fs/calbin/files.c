@@ -363,11 +363,6 @@ static const char *status_name(enum nf_fstatus s)
 	}
 }
 
-static json_t *u64j(uint64_t v)
-{
-	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
-}
-
 /* files.json (man ninferfs.5): the NInfer document's shape over the
  * package's files. */
 static char *set_files_json(void *arg)
@@ -386,29 +381,17 @@ static char *set_files_json(void *arg)
 			break;
 		json_object_set_new(o, "index", json_integer(i));
 		json_object_set_new(o, "path", nf_json_text(f->p->files[x->index].path));
-		json_object_set_new(o, "payload_begin", u64j(e->logical));
-		json_object_set_new(o, "payload_end", u64j(e->logical + e->bytes));
+		json_object_set_new(o, "payload_begin", nf_json_u64(e->logical));
+		json_object_set_new(o, "payload_end", nf_json_u64(e->logical + e->bytes));
 		json_object_set_new(o, "data_offset", json_integer(0));
-		json_object_set_new(o, "file_bytes", u64j(e->bytes));
+		json_object_set_new(o, "file_bytes", nf_json_u64(e->bytes));
 		json_object_set_new(o, "status", json_string(status_name(x->status)));
 		if ((x->status == NF_FSTATUS_BAD || x->status == NF_FSTATUS_MISSING) && x->reason)
 			json_object_set_new(o, "reason", nf_json_text(x->reason));
 		json_array_append_new(a, o);
 	}
 	pthread_mutex_unlock(&f->lock);
-	char *s = json_dumps(a, JSON_INDENT(2));
-	json_decref(a);
-	if (!s)
-		return NULL;
-	size_t n = strlen(s);
-	char *out = realloc(s, n + 2);
-	if (!out) {
-		free(s);
-		return NULL;
-	}
-	out[n] = '\n';
-	out[n + 1] = '\0';
-	return out;
+	return nf_json_document(a, JSON_INDENT(2));
 }
 
 const struct nf_set_ops cbm_set_ops = {
