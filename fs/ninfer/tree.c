@@ -232,12 +232,19 @@ static int64_t binding_dirs(struct ninfer_build *nb, uint32_t top, const char *n
 	return dir;
 }
 
-static int add_bindings(struct ninfer_build *nb, uint32_t top)
+/* A bindings tree under `top`: the directories of every name first (only
+ * directories are under `top` yet: no -EEXIST), then what the tree shows of
+ * each binding (add_leaf: a leaf in `dir`, the binding's own directory, or
+ * nothing; `leaf` is the last component of its name). */
+typedef int64_t (*binding_leaf_fn)(struct ninfer_build *nb, uint32_t i, uint32_t dir,
+				   const char *leaf, enum nf_dtype dtype);
+
+static int add_binding_tree(struct ninfer_build *nb, uint32_t top, binding_leaf_fn add_leaf,
+			    enum nf_dtype dtype)
 {
 	const struct nf_artifact *a = nb->a;
 
 	for (uint32_t i = 0; i < a->nbindings; i++) {
-		/* only directories are under `top` yet: no -EEXIST */
 		int64_t rc = binding_dirs(nb, top, a->bindings[i].name, true);
 		if (rc < 0)
 			return (int)rc;
@@ -245,53 +252,46 @@ static int add_bindings(struct ninfer_build *nb, uint32_t top)
 	for (uint32_t i = 0; i < a->nbindings; i++) {
 		const char *name = a->bindings[i].name, *leaf = strrchr(name, '/');
 		int64_t dir = binding_dirs(nb, top, name, false), rc;
-		struct nf_view v;
 
 		if (dir < 0)
 			return (int)dir; /* made in the first pass */
-		rc = nf_view_binding(&nb->b.pieces, a, &a->bindings[i], &v);
-		if (rc == 1)
-			continue; /* no raw leaf: decoded/ only */
-		if (rc < 0)
-			return (int)rc;
-		leaf = leaf ? leaf + 1 : name;
-		struct nf_rec rec = {.role = NF_ROLE_BINDING, .ref = i, .parent = (uint32_t)dir};
-		rc = nf_build_leaf(&nb->b, &rec, leaf, strlen(leaf), &v, true);
+		rc = add_leaf(nb, i, (uint32_t)dir, leaf ? leaf + 1 : name, dtype);
 		if (rc < 0)
 			return (int)rc;
 	}
 	return 0;
 }
 
-/* decoded/bindings: every binding whose parts decode to one dtype. */
-static int add_decoded_bindings(struct ninfer_build *nb, uint32_t top, enum nf_dtype dtype)
+/* bindings/: the raw view of binding i (a binding with no raw leaf shows
+ * under decoded/ only). */
+static int64_t raw_binding_leaf(struct ninfer_build *nb, uint32_t i, uint32_t dir, const char *leaf,
+				enum nf_dtype dtype)
 {
 	const struct nf_artifact *a = nb->a;
+	struct nf_view v;
+	int64_t rc = nf_view_binding(&nb->b.pieces, a, &a->bindings[i], &v);
 
-	for (uint32_t i = 0; i < a->nbindings; i++) {
-		int64_t rc = binding_dirs(nb, top, a->bindings[i].name, true);
-		if (rc < 0)
-			return (int)rc;
-	}
-	for (uint32_t i = 0; i < a->nbindings; i++) {
-		const struct nf_binding *bd = &a->bindings[i];
-		const char *leaf = strrchr(bd->name, '/');
-		int64_t dir = binding_dirs(nb, top, bd->name, false), rc;
-		struct nf_view v;
+	(void)dtype;
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	struct nf_rec rec = {.role = NF_ROLE_BINDING, .ref = i, .parent = dir};
+	return nf_build_leaf(&nb->b, &rec, leaf, strlen(leaf), &v, true);
+}
 
-		if (dir < 0)
-			return (int)dir;
-		if (nf_view_decoded(a, bd->parts, bd->nparts, dtype, &v) != 0)
-			continue;
-		leaf = leaf ? leaf + 1 : bd->name;
-		struct nf_rec rec = {.role = NF_ROLE_DECODED_BINDING, .ref = i,
-				     .parent = (uint32_t)dir};
-		rc = nf_build_leaf(&nb->b, &rec, leaf, strlen(leaf), &v, true);
-		if (rc < 0)
-			return (int)rc;
+/* decoded/bindings: every binding whose parts decode to one dtype. */
+static int64_t decoded_binding_leaf(struct ninfer_build *nb, uint32_t i, uint32_t dir,
+				    const char *leaf, enum nf_dtype dtype)
+{
+	const struct nf_binding *bd = &nb->a->bindings[i];
+	struct nf_view v;
+
+	if (nf_view_decoded(nb->a, bd->parts, bd->nparts, dtype, &v) != 0)
+		return 0;
+	struct nf_rec rec = {.role = NF_ROLE_DECODED_BINDING, .ref = i, .parent = dir};
+	int64_t rc = nf_build_leaf(&nb->b, &rec, leaf, strlen(leaf), &v, true);
+	if (rc >= 0)
 		nb->max_parts = bd->nparts > nb->max_parts ? bd->nparts : nb->max_parts;
-	}
-	return 0;
+	return rc;
 }
 
 /* decoded/objects: every tensor object, as one whole-object part (made
@@ -335,42 +335,26 @@ static char *npy_name(const char *raw, size_t len)
  * names, for every binding decoded/bindings has whose shape holds its
  * elements.  A name that is a directory there (another binding is called
  * "<leaf>.npy/...") gives no file: <dir>/%self is that binding's name. */
-static int add_npy_bindings(struct ninfer_build *nb, uint32_t top, enum nf_dtype dtype)
+static int64_t npy_binding_leaf(struct ninfer_build *nb, uint32_t i, uint32_t dir, const char *leaf,
+				enum nf_dtype dtype)
 {
-	const struct nf_artifact *a = nb->a;
+	const struct nf_binding *bd = &nb->a->bindings[i];
+	char esc[NF_NAME_MAX + 1], *name;
+	struct nf_view v;
+	int64_t rc;
 
-	for (uint32_t i = 0; i < a->nbindings; i++) {
-		int64_t rc = binding_dirs(nb, top, a->bindings[i].name, true);
-		if (rc < 0)
-			return (int)rc;
+	if (nf_view_npy(nb->a, bd->parts, bd->nparts, dtype, bd->rank, bd->shape, &v) != 0)
+		return 0;
+	if ((name = npy_name(leaf, strlen(leaf))) == NULL)
+		return -ENOMEM;
+	size_t n = nf_escape_component(name, strlen(name), esc);
+	rc = nf_build_find(&nb->b, dir, esc, n);
+	if (rc < 0 || !nb->b.t->nodes[rc].is_dir) {
+		struct nf_rec rec = {.role = NF_ROLE_DECODED_BINDING, .ref = i, .parent = dir};
+		rc = nf_build_leaf(&nb->b, &rec, name, strlen(name), &v, true);
 	}
-	for (uint32_t i = 0; i < a->nbindings; i++) {
-		const struct nf_binding *bd = &a->bindings[i];
-		const char *leaf = strrchr(bd->name, '/');
-		int64_t dir = binding_dirs(nb, top, bd->name, false), rc;
-		char esc[NF_NAME_MAX + 1], *name;
-		struct nf_view v;
-		size_t n;
-
-		if (dir < 0)
-			return (int)dir;
-		if (nf_view_npy(a, bd->parts, bd->nparts, dtype, bd->rank, bd->shape, &v) != 0)
-			continue;
-		leaf = leaf ? leaf + 1 : bd->name;
-		if ((name = npy_name(leaf, strlen(leaf))) == NULL)
-			return -ENOMEM;
-		n = nf_escape_component(name, strlen(name), esc);
-		rc = nf_build_find(&nb->b, (uint32_t)dir, esc, n);
-		if (rc < 0 || !nb->b.t->nodes[rc].is_dir) {
-			struct nf_rec rec = {.role = NF_ROLE_DECODED_BINDING, .ref = i,
-					     .parent = (uint32_t)dir};
-			rc = nf_build_leaf(&nb->b, &rec, name, strlen(name), &v, true);
-		}
-		free(name);
-		if (rc < 0)
-			return (int)rc;
-	}
-	return 0;
+	free(name);
+	return rc;
 }
 
 /* decoded/npy/objects: "<id>.npy" for every tensor decoded/objects has. */
@@ -412,7 +396,7 @@ static int add_npy(struct ninfer_build *nb, uint32_t dec, enum nf_dtype dtype)
 	objs = nf_build_dir(b, (uint32_t)npy, "objects", 7, NF_ROLE_DIR);
 	if (bind < 0 || objs < 0)
 		return -ENOMEM;
-	if ((rc = add_npy_bindings(nb, (uint32_t)bind, dtype)) < 0)
+	if ((rc = add_binding_tree(nb, (uint32_t)bind, npy_binding_leaf, dtype)) < 0)
 		return rc;
 	return add_npy_objects(nb, (uint32_t)objs, dtype);
 }
@@ -429,7 +413,7 @@ static int add_decoded(struct ninfer_build *nb, const struct nf_ninfer_docs *d)
 	objs = nf_build_dir(b, (uint32_t)dec, "objects", 7, NF_ROLE_DIR);
 	if (bind < 0 || objs < 0)
 		return -ENOMEM;
-	if ((rc = add_decoded_bindings(nb, (uint32_t)bind, d->dtype)) < 0)
+	if ((rc = add_binding_tree(nb, (uint32_t)bind, decoded_binding_leaf, d->dtype)) < 0)
 		return rc;
 	if ((rc = add_decoded_objects(nb, (uint32_t)objs, d->dtype)) < 0)
 		return rc;
@@ -632,7 +616,8 @@ static int build_all(struct ninfer_build *nb, const struct nf_ninfer_docs *d)
 		if ((rc = add_object(nb, i, (uint32_t)objs, (uint32_t)planes)) < 0)
 			return rc == -EEXIST ? rc : nf_build_fail(b, rc, "object %s: %s",
 								  a->objects[i].id, strerror(-rc));
-	if ((rc = add_bindings(nb, (uint32_t)binds)) < 0)
+	if ((rc = add_binding_tree(nb, (uint32_t)binds, raw_binding_leaf,
+				   NF_DTYPE_F32 /* unused: raw */)) < 0)
 		return rc == -EEXIST ? rc : nf_build_fail(b, rc, "bindings: %s", strerror(-rc));
 	if ((rc = add_decoded(nb, d)) < 0)
 		return rc == -EEXIST ? rc : nf_build_fail(b, rc, "decoded: %s", strerror(-rc));
