@@ -19,29 +19,10 @@
 # fails on slow numbers.  Work files (~410 MB on disk) go to WORK_DIR
 # (default a fresh directory under ${TMPDIR:-/var/tmp}), removed unless -k.
 set -eu
-build=build
-work=
-reps=5
-keep=0
-while getopts b:d:r:k o; do
-	case $o in
-	b) build=$OPTARG ;;
-	d) work=$OPTARG ;;
-	r) reps=$OPTARG ;;
-	k) keep=1 ;;
-	*) echo "usage: $0 [-b BUILD_DIR] [-d WORK_DIR] [-r REPEATS] [-k]" >&2; exit 16 ;;
-	esac
-done
-fixture=$build/tests/calbin/cb-fixture
-check=$build/tools/calbin-check
-for p in "$fixture" "$check" /usr/bin/time; do
-	[ -x "$p" ] || { echo "$0: no $p (build with tests on, or give -b BUILD_DIR)" >&2; exit 8; }
-done
-made=0
-if [ -z "$work" ]; then
-	work=$(mktemp -d "${TMPDIR:-/var/tmp}/calbin-bench.XXXXXX")
-	made=1
-fi
+. "$(dirname "$0")/calbin_lib.sh"
+cb_bench_args 5 "$@"
+cb_bench_need "$fixture" "$check" /usr/bin/time
+cb_bench_workdir calbin-bench
 cleanup() {
 	[ "$keep" = 1 ] || rm -rf "$work/pkg" "$work"/*.time "$work"/*.out "$work"/*.list
 	[ "$made" = 0 ] || [ "$keep" = 1 ] || rmdir "$work" 2>/dev/null || true

@@ -32,32 +32,13 @@
 # 2.5 GB in WORK_DIR (default a fresh directory under ${TMPDIR:-/var/tmp}),
 # removed unless -k.
 set -euo pipefail
-build=build
-work=
-reps=7
-keep=0
-while getopts b:d:r:k o; do
-	case $o in
-	b) build=$OPTARG ;;
-	d) work=$OPTARG ;;
-	r) reps=$OPTARG ;;
-	k) keep=1 ;;
-	*) echo "usage: $0 [-b BUILD_DIR] [-d WORK_DIR] [-r REPEATS] [-k]" >&2; exit 16 ;;
-	esac
-done
-fixture=$build/tests/calbin/cb-fixture
-check=$build/tools/calbin-check
+. "$(dirname "$0")/calbin_lib.sh"
+cb_bench_args 7 "$@"
 ninferfs=$build/fs/ninferfs
 pack=$build/tools/ninfer-pack
 py=/usr/bin/python3
-for p in "$fixture" "$check" "$ninferfs" "$pack" "$py"; do
-	[ -x "$p" ] || { echo "$0: no $p (build with tests on, or give -b BUILD_DIR)" >&2; exit 8; }
-done
-made=0
-if [ -z "$work" ]; then
-	work=$(mktemp -d "${TMPDIR:-/var/tmp}/calbin-mount-bench.XXXXXX")
-	made=1
-fi
+cb_bench_need "$fixture" "$check" "$ninferfs" "$pack" "$py"
+cb_bench_workdir calbin-mount-bench
 mnts=()
 cleanup() {
 	for m in "${mnts[@]}"; do
