@@ -386,29 +386,13 @@ char *cb_commands_doc_json(const struct cb_package *p, size_t si, size_t ci)
 	if (!s || ci >= s->ncommands)
 		return NULL;
 	const struct cb_commands *c = &s->commands[ci];
-	json_t *o = json_object(), *t = json_object();
-	if (!o || !t) {
-		json_decref(o);
-		json_decref(t);
+	json_t *o = cb_commands_obj(p, c);
+	if (!o)
 		return NULL;
-	}
-	nf_json_put(o, "file", str_or_null(path_of(p, c->file_index)));
-	nf_json_put(o, "binary", str_or_null(path_of(p, c->bin_index)));
-	nf_json_put(o, "engine", json_string(c->engine == CB_ENGINE_PLD ? "pld" : "cpu"));
-	nf_json_put(o, "chip", json_integer(c->chip));
-	nf_json_put(o, "buffer", json_string(c->pong ? "pong" : "ping"));
-	nf_json_put(o, "parsed", json_boolean(c->parsed));
-	nf_json_put(o, "commands", nf_json_u64(c->count));
-	nf_json_put(o, "data_bytes", nf_json_u64(c->data_bytes));
+	/* the mount's document adds the binary dump beside the text one */
 	bool counted = c->bin_index >= 0 && c->bin_count != UINT64_MAX;
+	nf_json_put(o, "binary", str_or_null(path_of(p, c->bin_index)));
 	nf_json_put(o, "binary_commands", counted ? nf_json_u64(c->bin_count) : json_null());
-	for (size_t k = 0; k < c->ntypes; k++) {
-		json_t *x = json_object();
-		nf_json_put(x, "commands", nf_json_u64(c->types[k].count));
-		nf_json_put(x, "data_bytes", nf_json_u64(c->types[k].data_bytes));
-		nf_json_put(t, c->types[k].type, x);
-	}
-	nf_json_put(o, "by_type", t);
 	return nf_json_document(o, JSON_INDENT(2));
 }
 

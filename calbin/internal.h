@@ -206,6 +206,10 @@ uint64_t cb_union_bytes(struct cb_range *v, size_t n);
 /* report_json.c: validation.json's "memory" object (Gate D), the base of
  * the mount's memory.json (docs.c). */
 json_t *cb_memory_obj(const struct cb_package *p, bool pub);
+/* report_json.c: one command dump of a submodel (file, engine, chip,
+ * buffer, parsed, counts by type), as validation.json lists them and the
+ * mount shows as a commands document (docs.c); NULL on OOM. */
+json_t *cb_commands_obj(const struct cb_package *p, const struct cb_commands *c);
 /* report_json.c: evidence for the public report: every 0x number becomes
  * "0x?", a bare number of 9+ digits "<number>" (a 64-digit SHA-256 stays),
  * every absolute path or one starting "../" "<path>" (malloc'd). */

@@ -324,28 +324,37 @@ static json_t *bufs_json(const struct cb_submodel *s, bool out, bool pub)
 	return a;
 }
 
+json_t *cb_commands_obj(const struct cb_package *p, const struct cb_commands *c)
+{
+	const struct cb_file *f = cb_file_at(p, c->file_index);
+	json_t *o = json_object(), *t = json_object();
+	if (!o || !t) {
+		json_decref(o);
+		json_decref(t);
+		return NULL;
+	}
+	nf_json_put(o, "file", f ? nf_json_text(f->path) : json_null());
+	nf_json_put(o, "engine", json_string(c->engine == CB_ENGINE_PLD ? "pld" : "cpu"));
+	nf_json_put(o, "chip", json_integer(c->chip));
+	nf_json_put(o, "buffer", json_string(c->pong ? "pong" : "ping"));
+	nf_json_put(o, "parsed", json_boolean(c->parsed));
+	nf_json_put(o, "commands", nf_json_u64(c->count));
+	nf_json_put(o, "data_bytes", nf_json_u64(c->data_bytes));
+	for (size_t k = 0; k < c->ntypes; k++) {
+		json_t *x = json_object();
+		nf_json_put(x, "commands", nf_json_u64(c->types[k].count));
+		nf_json_put(x, "data_bytes", nf_json_u64(c->types[k].data_bytes));
+		nf_json_put(t, c->types[k].type, x);
+	}
+	nf_json_put(o, "by_type", t);
+	return o;
+}
+
 static json_t *commands_json(const struct cb_package *p, const struct cb_submodel *s)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; a && i < s->ncommands; i++) {
-		const struct cb_commands *c = &s->commands[i];
-		json_t *o = json_object(), *t = json_object();
-		nf_json_put(o, "file", nf_json_text(p->files[c->file_index].path));
-		nf_json_put(o, "engine", json_string(c->engine == CB_ENGINE_PLD ? "pld" : "cpu"));
-		nf_json_put(o, "chip", json_integer(c->chip));
-		nf_json_put(o, "buffer", json_string(c->pong ? "pong" : "ping"));
-		nf_json_put(o, "parsed", json_boolean(c->parsed));
-		nf_json_put(o, "commands", nf_json_u64(c->count));
-		nf_json_put(o, "data_bytes", nf_json_u64(c->data_bytes));
-		for (size_t k = 0; t && k < c->ntypes; k++) {
-			json_t *x = json_object();
-			nf_json_put(x, "commands", nf_json_u64(c->types[k].count));
-			nf_json_put(x, "data_bytes", nf_json_u64(c->types[k].data_bytes));
-			nf_json_put(t, c->types[k].type, x);
-		}
-		nf_json_put(o, "by_type", t);
-		json_array_append_new(a, o);
-	}
+	for (size_t i = 0; a && i < s->ncommands; i++)
+		json_array_append_new(a, cb_commands_obj(p, &s->commands[i]));
 	return a;
 }
 
