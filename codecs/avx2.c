@@ -16,7 +16,9 @@
  *   the NaN select only where a NaN can occur (a row_split product with a
  *   finite scale cannot be NaN: |q| <= 128 and |scale| <= 65504).
  * Heads and tails that do not fill a 16-element vector go through the
- * reference operations one element at a time.  No FMA (meson.build:
+ * reference operations one element at a time, except in the contiguous
+ * kernels (fp32 / bf16 objects, the conversions), which cover them with
+ * overlapping vectors (ct_run()).  No FMA (meson.build:
  * -ffp-contract=off), no flush-to-zero (MXCSR is never touched).
  *
  * Compiled for every x86-64 build; the functions carry target attributes
@@ -784,8 +786,8 @@ INL void ct16(int sf, int dx, const uint8_t *src, uint8_t *o)
 	__m256 a, b;
 	ct_load16(sf, src, &a, &b);
 	/* f16: two 16-byte stores (one 32-byte store needs a VINSERTI128,
-	 * which cost 30% in L1 on Zen 3); bf16 (from fp32 only): checked for
-	 * NaN */
+	 * about 30% slower in L1 on Zen 3, bench/README.md); bf16 (from fp32
+	 * only): checked for NaN */
 	st16(dx, 1, o, a, b);
 }
 
