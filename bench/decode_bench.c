@@ -12,7 +12,9 @@
  * same 1 MiB chunks.  The three are interleaved chunk by chunk (see
  * one_run()), each with its own buffers.
  * It also times the standalone f32 -> bf16 / f16 conversions
- * (nf_f32_to_bf16 / nf_f32_to_f16) on 32 Mi floats.
+ * (nf_f32_to_bf16 / nf_f32_to_f16) on 32 Mi floats, and, as the floor of
+ * any kernel that reads 4 bytes per 2 it writes, the same floats read with
+ * no store at all (row "read-f32").
  *
  * Each figure is the median of REPS runs; a ratio is the median over the
  * runs of (memcpy time / decode time) within the run.  "best" is the SIMD
@@ -22,7 +24,8 @@
  *
  *   build/bench/decode-bench [REPS [ROW [ISA [ROWS]]]]
  *     REPS  runs per cell (default 5)
- *     ROW   only this format row (q4, nvfp4, fp32, f32->bf16, ...; "all")
+ *     ROW   only this format row (q4, nvfp4, fp32, f32->bf16, read-f32, ...;
+ *           "all")
  *     ISA   the SIMD path to time: avx2, sse2 ("best": the best one)
  *     ROWS  N of the [N, 4096] objects, a multiple of 128 (default 8192;
  *           small values fit the caches: for profilers, not for figures) */
@@ -78,7 +81,7 @@ static void *xmalloc(size_t n)
 struct job {
 	const struct nf_geometry *g;
 	enum nf_dtype dt;
-	int to_f16;                   /* conversion: to f16, else to bf16 */
+	int to_f16;                   /* conversion: 1 to f16, 0 to bf16, 2 read only */
 	size_t out_bytes;
 	enum nf_isa simd;
 	const uint8_t *src_s, *src_v; /* object (or floats) for scalar, SIMD */
@@ -86,6 +89,29 @@ struct job {
 	const uint8_t *mc_src;        /* memcpy: a copy of the output */
 	uint8_t *mc_dst;
 };
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+	return w;
+}
+
+/* Read n bytes (a multiple of 64) and store nothing but one word (the
+ * XOR of all, so the loads are not optimised away) at out: the time any
+ * kernel needs just to read its source. */
+static void read_only(const uint8_t *p, size_t n, uint8_t *out)
+{
+	uint64_t a = 0, b = 0, c = 0, d = 0;
+	for (size_t i = 0; i < n; i += 64, p += 64) {
+		a ^= ld64(p) ^ ld64(p + 32);
+		b ^= ld64(p + 8) ^ ld64(p + 40);
+		c ^= ld64(p + 16) ^ ld64(p + 48);
+		d ^= ld64(p + 24) ^ ld64(p + 56);
+	}
+	a ^= b ^ c ^ d;
+	memcpy(out, &a, 8);
+}
 
 /* Output chunk c (bytes [c * OUT_CHUNK, ...)) with isa, the way the
  * filesystem decodes: nf_decode_spans(), then nf_decode() on those spans
@@ -98,7 +124,9 @@ static void do_chunk(const struct job *j, size_t c, enum nf_isa isa, const uint8
 	if (!j->g) {
 		const float *in = (const float *)(const void *)src + o / 2;
 		uint16_t *dst = (uint16_t *)(void *)(out + o);
-		if (j->to_f16)
+		if (j->to_f16 == 2)
+			read_only(src + 2 * o, 2 * len, out + o);
+		else if (j->to_f16)
 			nf_f32_to_f16_isa(in, dst, len / 2, isa);
 		else
 			nf_f32_to_bf16_isa(in, dst, len / 2, isa);
@@ -315,14 +343,21 @@ static int bench_conversions(const char *only, int reps, enum nf_isa simd, uint6
 		memcpy(in + i, &u, 4);
 	}
 	memcpy(in2, in, n * 4);
-	for (int which = 0; which < 2; which++) {
-		const char *name = which ? "f32->f16" : "f32->bf16";
+	for (int which = 0; which < 3; which++) {
+		const char *name = which == 2 ? "read-f32" : which ? "f32->f16" : "f32->bf16";
 		struct job j = {.to_f16 = which, .out_bytes = n * 2, .simd = simd,
 				.src_s = (const uint8_t *)in, .src_v = (const uint8_t *)in2,
 				.out_s = o, .out_v = o2, .mc_src = src, .mc_dst = m};
 		struct cell c;
 		if (only && strcmp(only, name) != 0)
 			continue;
+		if (which == 2) {
+			/* the floor: the anchor copies the f16 bytes of the row
+			 * before, both contenders only read the floats */
+			run_cell(&j, reps, &c);
+			print_cell(name, "none", (double)n * 4, (double)n * 2, &c, reps);
+			continue;
+		}
 		/* the anchor copies the converted bytes (see bench_format) */
 		for (size_t k = 0; k * OUT_CHUNK < j.out_bytes; k++)
 			do_chunk(&j, k, NF_ISA_SCALAR, j.src_s, src);
@@ -407,7 +442,7 @@ int main(int argc, char **argv)
 		if (rc)
 			return rc;
 	}
-	if (!only || strncmp(only, "f32->", 5) == 0) {
+	if (!only || strncmp(only, "f32->", 5) == 0 || strcmp(only, "read-f32") == 0) {
 		int rc = bench_conversions(only, reps, simd, nrows);
 		if (rc)
 			return rc;

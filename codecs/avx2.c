@@ -16,7 +16,9 @@
  *   the NaN select only where a NaN can occur (a row_split product with a
  *   finite scale cannot be NaN: |q| <= 128 and |scale| <= 65504).
  * Heads and tails that do not fill a 16-element vector go through the
- * reference operations one element at a time.  No FMA (meson.build:
+ * reference operations one element at a time, except in the contiguous
+ * kernels (fp32 / bf16 objects, the conversions), which cover them with
+ * overlapping vectors (ct_run()).  No FMA (meson.build:
  * -ffp-contract=off), no flush-to-zero (MXCSR is never touched).
  *
  * Compiled for every x86-64 build; the functions carry target attributes
@@ -748,57 +750,93 @@ FP8_FN(fp8_f32, NF_FX_F32)
 FP8_FN(fp8_bf16, NF_FX_BF16)
 FP8_FN(fp8_f16, NF_FX_F16)
 
-/* ---- contiguous bf16 and fp32 (codecs §1) ---- */
+/* ---- contiguous bf16 and fp32 (codecs §1) ----
+ *
+ * These kernels read as many bytes as they write (bf16 -> f16 / f32: half
+ * as many) or twice as many (fp32 -> bf16 / f16), with a few instructions
+ * per 16 elements: their speed is memory traffic (bench/README.md).  So:
+ * every store after the first vector's on a 32-byte boundary of the output
+ * (when the output is element-aligned: a store across two cache lines costs
+ * two line accesses), two vectors per step; the last 16 elements are
+ * one more vector ending at the end, which rewrites the few words of the
+ * vector before it with the same values instead of a scalar tail; fewer
+ * than 16 elements go through the same vector on a copy of the input. */
 
-INL void bf16_run(int dx, const uint8_t *src, size_t n, uint8_t *o)
+enum { CT_BF16, CT_FP32 };
+
+/* 16 source words as binary32, elements 0-7 in *a and 8-15 in *b. */
+INL void ct_load16(int sf, const uint8_t *src, __m256 *a, __m256 *b)
 {
-	const size_t es = fx_size(dx);
-	size_t i = 0;
-
-	for (; i + 16 <= n; i += 16, o += 16 * es) {
+	if (sf == CT_BF16) {
 		/* quarters 0 2 | 1 3, then each word into the high half of a
-		 * 32-bit lane (codecs §0.1): elements 0-7 and 8-15 in order */
+		 * 32-bit lane (codecs §0.1) */
 		__m256i v = _mm256_permute4x64_epi64(
-			_mm256_loadu_si256((const __m256i *)(const void *)(src + 2 * i)), 0xD8);
-		__m256i a = _mm256_unpacklo_epi16(_mm256_setzero_si256(), v);
-		__m256i b = _mm256_unpackhi_epi16(_mm256_setzero_si256(), v);
-		st16(dx, 1, o, _mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+			_mm256_loadu_si256((const __m256i *)(const void *)src), 0xD8);
+		*a = _mm256_castsi256_ps(_mm256_unpacklo_epi16(_mm256_setzero_si256(), v));
+		*b = _mm256_castsi256_ps(_mm256_unpackhi_epi16(_mm256_setzero_si256(), v));
+	} else {
+		*a = _mm256_loadu_ps((const float *)(const void *)src);
+		*b = _mm256_loadu_ps((const float *)(const void *)(src + 32));
 	}
-	for (; i < n; i++, o += es)
-		put_one(dx, o, nf_bf16_to_f32(nf_rd16(src + 2 * i)));
 }
 
-INL void f32_run(int dx, const uint8_t *src, size_t n, uint8_t *o)
+/* 16 elements from src to o in the dtype (any alignment). */
+INL void ct16(int sf, int dx, const uint8_t *src, uint8_t *o)
 {
-	const size_t es = fx_size(dx);
-	size_t i = 0;
-
-	for (; i + 16 <= n; i += 16, o += 16 * es)
-		st16(dx, 1, o, _mm256_loadu_ps((const float *)(const void *)(src + 4 * i)),
-		     _mm256_loadu_ps((const float *)(const void *)(src + 4 * i + 32)));
-	for (; i < n; i++, o += es)
-		put_one(dx, o, nf_bits_f32(nf_rd32(src + 4 * i)));
+	__m256 a, b;
+	ct_load16(sf, src, &a, &b);
+	/* f16: two 16-byte stores (one 32-byte store needs a VINSERTI128,
+	 * about 30% slower in L1 on Zen 3, bench/README.md); bf16 (from fp32
+	 * only): checked for NaN */
+	st16(dx, 1, o, a, b);
 }
 
-#define CT_FN(NAME, RUN, DX)                                                 \
+INL void ct_run(int sf, int dx, const uint8_t *src, size_t n, uint8_t *o)
+{
+	const size_t es = fx_size(dx), ss = sf == CT_BF16 ? 2 : 4;
+
+	if (n < 16) {
+		uint8_t in[64] = {0}, w[64];
+		memcpy(in, src, n * ss);
+		ct16(sf, dx, in, w);
+		memcpy(o, w, n * es);
+		return;
+	}
+	ct16(sf, dx, src, o);
+	/* elements up to the output's next 32-byte boundary: 1..16 */
+	const size_t mis = (size_t)((uintptr_t)o % 32);
+	size_t i = mis && mis % es == 0 ? (32 - mis) / es : 16;
+	for (; i + 32 <= n; i += 32) {
+		ct16(sf, dx, src + i * ss, o + i * es);
+		ct16(sf, dx, src + (i + 16) * ss, o + (i + 16) * es);
+	}
+	if (i + 16 <= n) {
+		ct16(sf, dx, src + i * ss, o + i * es);
+		i += 16;
+	}
+	if (i < n) /* n >= 16: the last whole vector */
+		ct16(sf, dx, src + (n - 16) * ss, o + (n - 16) * es);
+}
+
+#define CT_FN(NAME, SF, DX)                                                  \
 	TGT static void NAME(const uint8_t *src, size_t n, void *out)        \
 	{                                                                    \
-		RUN(DX, src, n, out);                                        \
+		ct_run(SF, DX, src, n, out);                                 \
 	}
-CT_FN(bf16_f32, bf16_run, NF_FX_F32)
-CT_FN(bf16_f16, bf16_run, NF_FX_F16)
-CT_FN(f32_bf16, f32_run, NF_FX_BF16)
-CT_FN(f32_f16, f32_run, NF_FX_F16)
+CT_FN(bf16_f32, CT_BF16, NF_FX_F32)
+CT_FN(bf16_f16, CT_BF16, NF_FX_F16)
+CT_FN(f32_bf16, CT_FP32, NF_FX_BF16)
+CT_FN(f32_f16, CT_FP32, NF_FX_F16)
 
 /* nf_f32_to_bf16() / nf_f32_to_f16() (aligned or not, the same code). */
 TGT static void to_bf16(const float *in, uint16_t *out, size_t n)
 {
-	f32_run(NF_FX_BF16, (const uint8_t *)in, n, (uint8_t *)out);
+	ct_run(CT_FP32, NF_FX_BF16, (const uint8_t *)in, n, (uint8_t *)out);
 }
 
 TGT static void to_f16(const float *in, uint16_t *out, size_t n)
 {
-	f32_run(NF_FX_F16, (const uint8_t *)in, n, (uint8_t *)out);
+	ct_run(CT_FP32, NF_FX_F16, (const uint8_t *)in, n, (uint8_t *)out);
 }
 
 const struct nf_kernels nf_kernels_avx2 = {

@@ -557,6 +557,187 @@ START_TEST(test_kernels_conversions)
 }
 END_TEST
 
+/* ---------- contiguous kernels: every alignment, length and lane ---------- */
+
+/* binary32 words and their bf16 / f16 words, worked out by hand from codecs
+ * §0.1 and codec.h: round to nearest even (ties: 0x3F808000 and 0x3F818000
+ * to bf16; 2^-25 and 1.5 * 2^-24 to f16), overflow to inf (bf16 from
+ * 0x7F7F8000; f16 from 65520 = 0x477FF000), subnormal results kept, signed
+ * zeros, NaN -> quiet NaN with sign and top payload bits (bf16: high half |
+ * 0x0040; f16: sign | 0x7E00 | fraction >> 13). */
+static const struct { uint32_t x; uint16_t bf, h; } f32_vectors[] = {
+	{0x00000000, 0x0000, 0x0000}, {0x80000000, 0x8000, 0x8000}, {0x3F800000, 0x3F80, 0x3C00},
+	{0x3F808000, 0x3F80, 0x3C04}, {0x3F818000, 0x3F82, 0x3C0C}, {0x3F808001, 0x3F81, 0x3C04},
+	{0x3F80FFFF, 0x3F81, 0x3C08}, {0x7F7F8000, 0x7F80, 0x7C00}, {0x7F7F7FFF, 0x7F7F, 0x7C00},
+	{0xFF7F8000, 0xFF80, 0xFC00}, {0x7F800000, 0x7F80, 0x7C00}, {0xFF800000, 0xFF80, 0xFC00},
+	{0x7F800001, 0x7FC0, 0x7E00}, {0x7FBFFFFF, 0x7FFF, 0x7FFF}, {0xFFC00001, 0xFFC0, 0xFE00},
+	{0x7FFFFFFF, 0x7FFF, 0x7FFF}, {0xFFFFFFFF, 0xFFFF, 0xFFFF}, {0x00010000, 0x0001, 0x0000},
+	{0x00008000, 0x0000, 0x0000}, {0x00018000, 0x0002, 0x0000}, {0x80008001, 0x8001, 0x8000},
+	{0x007F8000, 0x0080, 0x0000}, {0x477FE000, 0x4780, 0x7BFF}, {0x477FEFFF, 0x4780, 0x7BFF},
+	{0x477FF000, 0x4780, 0x7C00}, {0x47800000, 0x4780, 0x7C00}, {0xC77FF000, 0xC780, 0xFC00},
+	{0x33800000, 0x3380, 0x0001}, {0x33000000, 0x3300, 0x0000}, {0x33000001, 0x3300, 0x0001},
+	{0x33C00000, 0x33C0, 0x0002}, {0x387FE000, 0x3880, 0x0400}, {0x387FF000, 0x3880, 0x0400},
+	{0x38800000, 0x3880, 0x0400}, {0xB3000000, 0xB300, 0x8000}, {0x3DCCCCCD, 0x3DCD, 0x2E66},
+};
+
+/* bf16 words and their f16 words (the binary32 word << 16 rounded as above). */
+static const struct { uint16_t w, h; } bf16_vectors[] = {
+	{0x0000, 0x0000}, {0x8000, 0x8000}, {0x3F80, 0x3C00}, {0x477F, 0x7BF8}, {0x4780, 0x7C00},
+	{0x3380, 0x0001}, {0x3300, 0x0000}, {0x3340, 0x0001}, {0x33C0, 0x0002}, {0x7F80, 0x7C00},
+	{0xFF80, 0xFC00}, {0x7F81, 0x7E08}, {0x7FC0, 0x7E00}, {0xFFFF, 0xFFF8}, {0x0001, 0x0000},
+	{0x8001, 0x8000}, {0x387F, 0x03FC}, {0x3880, 0x0400}, {0xC780, 0xFC00},
+};
+
+enum { NF32V = sizeof f32_vectors / sizeof f32_vectors[0],
+       NBFV = sizeof bf16_vectors / sizeof bf16_vectors[0] };
+
+/* Decode n words of a contiguous object from src (at byte offset src_mis of
+ * its buffer) into out + out_mis through isa, and compare every output word
+ * with the table's; guard bytes around the output stay. */
+static void contiguous_case(int fp32, enum nf_dtype dt, size_t n, unsigned out_mis,
+			    unsigned src_mis, unsigned rot, enum nf_isa isa)
+{
+	const size_t ws = fp32 ? 4 : 2, es = nf_dtype_size(dt);
+	uint8_t *src = malloc(n * ws + src_mis + 1), *out = malloc(n * es + out_mis + 64);
+	uint8_t *want = malloc(n * es + 1);
+	ck_assert(src && out && want);
+	for (size_t i = 0; i < n; i++) {
+		if (fp32) {
+			unsigned v = (unsigned)((i + rot) % NF32V);
+			nf_wr32(src + src_mis + 4 * i, f32_vectors[v].x);
+			if (dt == NF_DTYPE_F32)
+				nf_wr32(want + 4 * i, f32_vectors[v].x);
+			else
+				nf_wr16(want + 2 * i, dt == NF_DTYPE_BF16 ? f32_vectors[v].bf
+									  : f32_vectors[v].h);
+		} else {
+			unsigned v = (unsigned)((i + rot) % NBFV);
+			nf_wr16(src + src_mis + 2 * i, bf16_vectors[v].w);
+			if (dt == NF_DTYPE_F32) /* codecs §0.1: the high half */
+				nf_wr32(want + 4 * i, (uint32_t)bf16_vectors[v].w << 16);
+			else if (dt == NF_DTYPE_BF16)
+				nf_wr16(want + 2 * i, bf16_vectors[v].w);
+			else
+				nf_wr16(want + 2 * i, bf16_vectors[v].h);
+		}
+	}
+	struct nf_geometry g;
+	uint64_t shape[1] = {n ? n : 1};
+	ck_assert_int_eq(nf_geometry_init(&g, fp32 ? "fp32" : "bf16", CT, 1, shape, 1), NF_CODEC_OK);
+	const uint8_t *bufs[NF_MAX_SPANS] = {src + src_mis};
+	memset(out, GUARD, n * es + out_mis + 64);
+	ck_assert_int_eq(nf_decode_isa(&g, 0, n, bufs, dt, out + out_mis, isa), 0);
+	for (size_t i = 0; i < n * es; i++)
+		ck_assert_msg(out[out_mis + i] == want[i],
+			      "%s -> %s, %s, n %zu, out +%u, src +%u: byte %zu is %02x, want %02x",
+			      fp32 ? "fp32" : "bf16", nf_dtype_name(dt),
+			      nf_isa_name(nf_isa_resolve(isa)), n, out_mis, src_mis, i,
+			      out[out_mis + i], want[i]);
+	for (size_t i = 0; i < out_mis; i++)
+		ck_assert(out[i] == GUARD);
+	for (size_t i = out_mis + n * es; i < n * es + out_mis + 64; i++)
+		ck_assert_msg(out[i] == GUARD, "%s -> %s, n %zu, out +%u: wrote past the end",
+			      fp32 ? "fp32" : "bf16", nf_dtype_name(dt), n, out_mis);
+	free(src);
+	free(out);
+	free(want);
+}
+
+START_TEST(test_kernels_contiguous_vectors)
+{
+	/* lengths around the 16-element vector, its 32-element unrolled
+	 * step and the overlapping last vector; every output offset modulo
+	 * 32 plus odd ones (element-misaligned); each table entry in every
+	 * lane (rot) */
+	static const size_t ns[] = {0, 1, 2, 7, 8, 15, 16, 17, 23, 24, 31, 32, 33, 47, 48,
+				    49, 63, 64, 65, 79, 80, 81, 95, 96, 97, 255, 1000, 4099};
+	for (int isa = NF_ISA_SCALAR; isa <= NF_ISA_AVX2; isa++)
+		for (int fp32 = 0; fp32 < 2; fp32++)
+			for (int d = 0; d < 3; d++)
+				for (unsigned k = 0; k < sizeof ns / sizeof ns[0]; k++)
+					for (unsigned om = 0; om < 36; om++)
+						contiguous_case(fp32, float_dtypes[d], ns[k], om,
+								(om + k) % 4,
+								(unsigned)(om * 7 + k) % 37,
+								(enum nf_isa)isa);
+}
+END_TEST
+
+/* nf_f32_to_bf16() / nf_f32_to_f16() at every even output offset modulo 32
+ * and every length up to 100, on the table above. */
+START_TEST(test_kernels_conversion_vectors)
+{
+	enum { MAXN = 100 };
+	float in[MAXN + 1];
+	uint16_t out[MAXN + 40];
+	for (int isa = NF_ISA_SSE2; isa <= NF_ISA_AVX2; isa++)
+		for (int which = 0; which < 2; which++)
+			for (size_t n = 0; n <= MAXN; n++)
+				for (unsigned om = 0; om < 16; om++) {
+					for (size_t i = 0; i < n; i++)
+						in[i] = bitsf(f32_vectors[(i + n + om) % NF32V].x);
+					for (size_t i = 0; i < MAXN + 40; i++)
+						out[i] = GUARD * 0x101u;
+					if (which)
+						nf_f32_to_f16_isa(in, out + om, n, isa);
+					else
+						nf_f32_to_bf16_isa(in, out + om, n, isa);
+					for (size_t i = 0; i < n; i++) {
+						unsigned v = (unsigned)((i + n + om) % NF32V);
+						uint16_t w = which ? f32_vectors[v].h : f32_vectors[v].bf;
+						ck_assert_msg(out[om + i] == w,
+							      "%s %s of %08x (n %zu, out +%u): %04x, want %04x",
+							      nf_isa_name(nf_isa_resolve(isa)),
+							      which ? "f16" : "bf16", f32_vectors[v].x, n,
+							      om, out[om + i], w);
+					}
+					for (size_t i = 0; i < om; i++)
+						ck_assert(out[i] == GUARD * 0x101u);
+					for (size_t i = om + n; i < MAXN + 40; i++)
+						ck_assert(out[i] == GUARD * 0x101u);
+				}
+}
+END_TEST
+
+/* Every bf16 word to f32 and f16 on every ISA: f32 is the word << 16
+ * (codecs §0.1), f16 the scalar reference's rounding of it. */
+START_TEST(test_kernels_bf16_exhaustive)
+{
+	enum { M = 65536 };
+	uint8_t *src = malloc(2 * M + 3), *out = malloc(4 * M + 67), *want = malloc(4 * M);
+	ck_assert(src && out && want);
+	struct nf_geometry g;
+	uint64_t shape[1] = {M};
+	ck_assert_int_eq(nf_geometry_init(&g, "bf16", CT, 1, shape, 1), NF_CODEC_OK);
+	for (unsigned mis = 0; mis < 3; mis++) {
+		for (uint32_t w = 0; w < M; w++)
+			nf_wr16(src + mis + 2 * w, (uint16_t)w);
+		const uint8_t *bufs[NF_MAX_SPANS] = {src + mis};
+		for (int d = 0; d < 3; d += 2) {
+			enum nf_dtype dt = float_dtypes[d];
+			size_t es = nf_dtype_size(dt);
+			for (uint32_t w = 0; w < M; w++) {
+				if (dt == NF_DTYPE_F32)
+					nf_wr32(want + 4 * w, w << 16);
+				else
+					nf_wr16(want + 2 * w, nf_f32_to_f16_one(bitsf(w << 16)));
+			}
+			for (int isa = NF_ISA_SCALAR; isa <= NF_ISA_AVX2; isa++) {
+				memset(out, GUARD, 4 * M + 67);
+				ck_assert_int_eq(nf_decode_isa(&g, 0, M, bufs, dt, out + 2 * mis + 1, isa), 0);
+				ck_assert_msg(memcmp(out + 2 * mis + 1, want, M * es) == 0,
+					      "bf16 -> %s on %s differs", nf_dtype_name(dt),
+					      nf_isa_name(nf_isa_resolve(isa)));
+				ck_assert(out[2 * mis] == GUARD && out[2 * mis + 1 + M * es] == GUARD);
+			}
+		}
+	}
+	free(src);
+	free(out);
+	free(want);
+}
+END_TEST
+
 /* ---------- dispatch ---------- */
 
 START_TEST(test_dispatch)
@@ -627,6 +808,9 @@ static Suite *kernels_suite(void)
 	tcase_add_test(t, test_kernels_nvfp4);
 	tcase_add_test(t, test_kernels_fp8);
 	tcase_add_test(t, test_kernels_contiguous);
+	tcase_add_test(t, test_kernels_contiguous_vectors);
+	tcase_add_test(t, test_kernels_conversion_vectors);
+	tcase_add_test(t, test_kernels_bf16_exhaustive);
 	suite_add_tcase(s, t);
 	/* every scale word: the largest objects (CK_RUN_CASE=core skips them) */
 	t = tcase_create("all_scales");
