@@ -30,7 +30,12 @@
 #              dtype, as output MiB/s and over the raw anchor (goal >= 0.9)
 #   variance   a fresh f32 mount, then 5 consecutive runs of the same dd of
 #              decoded/objects/w.q4: max/min (goal <= 1.3), and the same of
-#              their CPU cost (what the daemon and dd spent per GiB)
+#              their CPU cost (what the daemon and dd spent per GiB), the
+#              daemon's threads before and after, the MiB the VM handed
+#              back to its host meanwhile; and its native anchor: 5
+#              copies of as many bytes of cached parts into fresh tmpfs
+#              pages (the kernel's copy into new page-cache pages that
+#              the reply makes, with no FUSE): their max/min
 #   fio        random 4 KiB buffered reads, QD1 and QD16, of
 #              decoded/objects/w.q4 against objects/w.bf16, the same
 #              number of bytes of each (goal >= 0.8)
@@ -40,12 +45,15 @@
 #              the .npy files of decoded/npy/objects/ (np.load mmap_mode="r")
 #              against dd of them, when the mount has them; the fault
 #              path alone (one byte of every page, no sum) against dd, and
-#              the sum with the pages already cached (no faults): a memmap
+#              the sum with the pages already cached (no faults), and
+#              numpy's sum alone over in-memory copies of the tensors: a memmap
 #              sum whose faults and sum did not overlap would run at
 #              1 / (1 + dd / that) of dd
 #   parallel   4 dd readers of 4 decoded objects at once: aggregate MiB/s
 #              over the same 4 read one after another (goal >= 1.6 on 2
-#              cores)
+#              cores); the CPU cost per GiB of each, the CPUs they kept
+#              busy, the machine's idle share meanwhile, and the most the
+#              cores allow at the 4 readers' cost
 #   requests   the FUSE_READ sizes the kernel sent for one memmap pass and
 #              one dd pass of decoded/model.safetensors (fuse tracepoints,
 #              a private trace instance), and the daemon's stats for one
@@ -82,18 +90,25 @@ size() { stat -c %s "$1"; }
 dd_all() { local f; for f in "$@"; do dd if="$f" bs=1M status=none; done; }
 # CPU seconds the daemon serving MNT has used (all its threads).
 daemon_cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / t }' "/proc/$(nf_daemon "$1")/stat"; }
+# The machine's idle and total CPU ticks so far (all CPUs, /proc/stat).
+cpu_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t }' /proc/stat; }
 # Run COMMAND, which moves BYTES through the mount MNT; prints MiB/s, then
-# the daemon's and the command's CPU seconds per GiB moved: under load the
-# first moves with the machine's other work, the other two much less.
+# the daemon's and the command's CPU seconds per GiB moved (under load the
+# first moves with the machine's other work, the other two much less),
+# then the share of the machine's CPU time that was idle meanwhile (0: the
+# cores were busy all along, ours or another helper's work).
 timed() { # MNT BYTES COMMAND...
-	local mnt=$1 bytes=$2 t d0 d1 TIMEFORMAT='%R %U %S'
+	local mnt=$1 bytes=$2 t d0 d1 c0 c1 TIMEFORMAT='%R %U %S'
 	shift 2
 	d0=$(daemon_cpu "$mnt")
+	c0=$(cpu_ticks)
 	t=$({ time "$@" >/dev/null; } 2>&1)
+	c1=$(cpu_ticks)
 	d1=$(daemon_cpu "$mnt")
-	awk -v b="$bytes" -v t="$t" -v d0="$d0" -v d1="$d1" 'BEGIN {
-		split(t, x, " "); g = b / 1073741824
-		printf "%.1f %.2f %.2f\n", b / 1048576 / x[1], (d1 - d0) / g, (x[2] + x[3]) / g }'
+	awk -v b="$bytes" -v t="$t" -v d0="$d0" -v d1="$d1" -v c0="$c0" -v c1="$c1" 'BEGIN {
+		split(t, x, " "); g = b / 1073741824; split(c0, p, " "); split(c1, q, " ")
+		idle = q[2] > p[2] ? (q[1] - p[1]) / (q[2] - p[2]) : 0
+		printf "%.1f %.2f %.2f %.2f\n", b / 1048576 / x[1], (d1 - d0) / g, (x[2] + x[3]) / g, idle }'
 }
 # A first read (dd bs=1M) through the mount of FILEs, all on one mount:
 # the backing files cached, the FILEs' mount pages dropped before (and
@@ -110,10 +125,10 @@ pass() {
 	drop_file "$@"
 }
 
-# Results: R[name] holds "value load daemon-cpu reader-cpu" lines, one per
-# round ("-" where a measurement has no CPU figures).
+# Results: R[name] holds "value load daemon-cpu reader-cpu idle" lines,
+# one per round ("-" where a measurement has no CPU figures).
 declare -A R
-rec() { R[$1]+="$2 $(load1) ${3:--} ${4:--}"$'\n'; }
+rec() { R[$1]+="$2 $(load1) ${3:--} ${4:--} ${5:--}"$'\n'; }
 col() { printf '%s' "${R[$1]:-}" | awk -v c="$2" 'NF && $c != "-" { print $c }' | median_of; }
 med() { col "$1" 1; }
 medload() { col "$1" 2; }
@@ -158,15 +173,57 @@ done
 echo "== variance: a fresh mount, 5 consecutive decoded q4 reads"
 nf_umount "$M"
 nf_mount "$ENTRY" "$M"
+# The daemon's threads (libfuse's workers and ours): counted before the
+# first read and after the fifth, to show whether workers (and their rings
+# and work areas) were made during the runs or were destroyed and made
+# again between them (libfuse's max_idle_threads).
+threads() { ls "/proc/$(nf_daemon "$M")/task" | wc -l; }
+# MiB the guest has handed back to the host so far (virtio-balloon free
+# page reporting: a page handed back costs a fault in the host the next
+# time the guest writes it), or "-" without it.
+REPORTED=/sys/module/page_reporting/parameters/reported_kib
+reported() { [ -r "$REPORTED" ] && echo $(($(cat "$REPORTED") / 1024)) || echo -; }
 VAR=()
 VARCPU=()
+VARDCPU=()
+thr0=$(threads)
+rep0=$(reported)
 for _ in 1 2 3 4 5; do
 	out=$(first_read "$M/decoded/objects/w.q4")
-	read -r v dc rc <<<"$out"
+	read -r v dc rc _ <<<"$out"
 	VAR+=("$v")
+	VARDCPU+=("$dc")
 	VARCPU+=("$(awk -v a="$dc" -v b="$rc" 'BEGIN { printf "%.2f", a + b }')")
 done
 varload=$(load1)
+thr1=$(threads)
+rep1=$(reported)
+# The native anchor of the variance: the same kernel copy the reply makes
+# (bytes from memory into page-cache pages allocated for it), with no FUSE
+# and no daemon: 5 consecutive copies of cached backing files into fresh
+# tmpfs pages, as many bytes as the decoded q4 file (whole parts), removed
+# after each.  Its max/min is what this machine's memory and load give.
+SHM=/dev/shm/nf-bench.$$
+NF_TMP+=("$SHM")
+NATVAR=()
+NATSYS=()
+if [ -d /dev/shm ]; then
+	decsize=$(size "$M/decoded/objects/w.q4")
+	COPY=()
+	copied=0
+	for f in "$WORK"/set/*; do
+		[ "$copied" -ge "$decsize" ] && break
+		COPY+=("$f")
+		copied=$((copied + $(size "$f")))
+	done
+	warm "$WORK"/set/*
+	for _ in 1 2 3 4 5; do
+		t=$({ TIMEFORMAT='%R %S'; time cat "${COPY[@]}" >"$SHM"; } 2>&1)
+		rm -f "$SHM"
+		NATVAR+=("$(awk -v b="$copied" -v t="$t" 'BEGIN { split(t, x, " "); printf "%.1f", b / 1048576 / x[1] }')")
+		NATSYS+=("$(awk -v b="$copied" -v t="$t" 'BEGIN { split(t, x, " "); printf "%.2f", x[2] / (b / 1073741824) }')")
+	done
+fi
 
 echo "== one decoded q4 read: the daemon's counters"
 nf_umount "$M"
@@ -238,6 +295,32 @@ warm_pass() {
 	timed "$(stat -c %m "$1")" "$bytes" "$cmd" "$@"
 	drop_file "$@"
 }
+# numpy's sum alone: every tensor of the safetensors file read into memory
+# first (untimed, np.fromfile), then the same sums timed; prints MiB/s of
+# the file's size.  What numpy's compute costs with no fault and no page
+# cache in the way.
+sum_ram() {
+	"$PY" - "$1" <<'PY'
+import json, os, struct, sys, time
+import numpy as np
+np.seterr(all="ignore")
+p = sys.argv[1]
+with open(p, "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    h = json.loads(f.read(n))
+dt = {"F32": np.float32, "BF16": np.uint16, "F16": np.float16, "I32": np.int32}
+arrs = []
+for name, t in sorted(((k, v) for k, v in h.items() if k != "__metadata__"),
+                      key=lambda kv: kv[1]["data_offsets"][0]):
+    a, b = t["data_offsets"]
+    d = np.dtype(dt[t["dtype"]])
+    arrs.append(np.fromfile(p, dtype=d, offset=8 + n + a, count=(b - a) // d.itemsize))
+t0 = time.perf_counter()
+for x in arrs:
+    x.sum()
+print("%.1f" % (os.stat(p).st_size / 1048576 / (time.perf_counter() - t0)))
+PY
+}
 # The same over .npy files (np.load mmap_mode="r").
 memmap_npy() {
 	"$PY" - "$@" <<'PY'
@@ -257,6 +340,8 @@ for r in $(seq "$REPS"); do
 	rec dd_st $(first_read "$ST")
 	rec mm_touch $(pass memmap_touch "$ST")
 	rec mm_warm $(warm_pass memmap_st "$ST")
+	rec mm_ram "$(sum_ram "$ST")"
+	drop_file "$ST"
 	if [ ${#NPY[@]} -gt 0 ]; then
 		rec mm_npy $(pass memmap_npy "${NPY[@]}")
 		rec dd_npy $(first_read "${NPY[@]}")
@@ -352,6 +437,7 @@ row "dd decoded/model.safetensors" dd_st
 row "numpy memmap sum, every tensor of it" mm_st "$(ratio mm_st dd_st)x dd"
 row "numpy memmap, one byte a page (faults only)" mm_touch "$(ratio mm_touch dd_st)x dd"
 row "numpy memmap sum, pages cached (no faults)" mm_warm
+row "numpy sum of in-memory copies (compute alone)" mm_ram
 if [ -n "${R[mm_npy]:-}" ]; then
 	row "dd decoded/npy/objects/*.npy" dd_npy
 	row "np.load(mmap_mode=r) sum of them" mm_npy "$(ratio mm_npy dd_npy)x dd"
@@ -364,12 +450,32 @@ vmin=$(printf '%s\n' "${VAR[@]}" | sort -g | head -1)
 vr=$(awk -v a="$vmax" -v b="$vmin" 'BEGIN { printf "%.2f", a / b }')
 cmax=$(printf '%s\n' "${VARCPU[@]}" | sort -g | tail -1)
 cmin=$(printf '%s\n' "${VARCPU[@]}" | sort -g | head -1)
+maxmin() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0 || lo <= 0) print "n/a"; else printf "%.2f", hi / lo }'; }
 echo "variance, fresh mount, 5 runs of decoded q4 -> f32 (MiB/s): ${VAR[*]} (load $varload)"
 echo "  their CPU cost (daemon + reader CPU-s/GiB): ${VARCPU[*]}, max/min $(awk -v a="$cmax" -v b="$cmin" 'BEGIN { printf "%.2f", a / b }')"
+echo "  the daemon's alone: ${VARDCPU[*]}, max/min $(maxmin "${VARDCPU[@]}"); its threads before run 1: $thr0, after run 5: $thr1"
+echo "  MiB handed back to the host (free page reporting) during the 5 runs: $( [ "$rep0" = - ] && echo n/a || echo $((rep1 - rep0)))"
+if [ ${#NATVAR[@]} -gt 0 ]; then
+	echo "native anchor, 5 copies of $((copied >> 20)) MiB of cached parts into fresh tmpfs pages (MiB/s): ${NATVAR[*]}, max/min $(maxmin "${NATVAR[@]}")"
+	echo "  their kernel CPU (sys CPU-s/GiB): ${NATSYS[*]}, max/min $(maxmin "${NATSYS[@]}")"
+fi
 # were the sum and the faults not overlapped (readahead runs ahead of the
 # faults while the reader sums), a memmap sum would run at dd's rate slowed
 # by the sum's own time
-echo "memmap sum with no overlap of faults and sum: 1 / (1 + dd / (sum with pages cached)) = $(awk -v d="$(med dd_st)" -v w="$(med mm_warm)" 'BEGIN { printf "%.2f", 1 / (1 + d / w) }')x dd"
+echo "memmap sum with no overlap of faults and sum: 1 / (1 + dd / (sum with pages cached)) = $(awk -v d="$(med dd_st)" -v w="$(med mm_warm)" 'BEGIN { printf "%.2f", 1 / (1 + d / w) }')x dd;"
+echo "  with numpy's sum of in-memory copies: 1 / (1 + dd / sum) = $(awk -v d="$(med dd_st)" -v w="$(med mm_ram)" 'BEGIN { if (w <= 0) print "n/a"; else printf "%.2f", 1 / (1 + d / w) }')x dd"
+# What bounds the 4 readers: their CPU cost per GiB against one reader's,
+# the CPUs each kept busy, and the idle share of the machine meanwhile;
+# at four readers' cost per GiB, all of the machine's cores give at most
+# cores / cost GiB/s, which over one reader's rate is the best ratio the
+# cores allow (the cost counts the daemon and the readers, not the kernel
+# work done for them elsewhere: it is a lower bound on the cost)
+par_cost() { awk -v a="$(col "$1" 3)" -v b="$(col "$1" 4)" 'BEGIN { if (a == "-" || b == "-") print "n/a"; else printf "%.2f", a + b }'; }
+par_cpus() { awk -v r="$(med "$1")" -v c="$(par_cost "$1")" 'BEGIN { if (c == "n/a" || r == "-") print "n/a"; else printf "%.2f", r / 1024 * c }'; }
+NCPU=$(nproc)
+echo "parallel: one reader $(med par_one) MiB/s at $(par_cost par_one) CPU-s/GiB (daemon + dd: $(par_cpus par_one) CPUs busy, machine idle $(col par_one 5));"
+echo "  4 readers $(med par_four) MiB/s at $(par_cost par_four) CPU-s/GiB ($(par_cpus par_four) CPUs, machine idle $(col par_four 5));"
+echo "  $NCPU cores at the 4 readers' cost: at most $(awk -v n="$NCPU" -v c="$(par_cost par_four)" -v o="$(med par_one)" 'BEGIN { if (c == "n/a" || c <= 0 || o == "-") print "n/a"; else printf "%.0f MiB/s = %.2fx one reader", n / c * 1024, n / c * 1024 / o }')"
 echo "FUSE_READ sizes, memmap of model.safetensors: $REQ_MMAP"
 echo "FUSE_READ sizes, dd bs=1M of model.safetensors: $REQ_DD"
 echo

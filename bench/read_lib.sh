@@ -25,7 +25,9 @@ done
 
 NF_MOUNTS=()
 NF_DAEMONS=()
+NF_TMP=()   # files outside WORK to remove at exit
 nf_cleanup() {
+	[ ${#NF_TMP[@]} -eq 0 ] || rm -f "${NF_TMP[@]}"
 	for m in "${NF_MOUNTS[@]}"; do
 		grep -q " $m fuse" /proc/mounts 2>/dev/null && { fusermount3 -u "$m" || umount -l "$m"; } || true
 	done
