@@ -36,6 +36,14 @@
  * daemon's profile in a 1 GiB sequential read (18% with munmap).  Below
  * the threshold it comes from the heap, its pages reused. */
 #define NF_RBUFSIZE (128 * 1024)
+/* How long a file rests after a request of it gave up (retry budget spent
+ * on 5xx, resets, stalls): the first rest, doubled per further give-up, and
+ * the cap.  Without it the kernel's retry of a failed readahead (a single
+ * page, at once) ran the whole budget again, and a part whose first check
+ * failed could never be asked again; with it, a stalled or failing server
+ * costs one budget, then EIO at once, then one attempt per rest. */
+#define DOWN_FIRST_MS 1000u
+#define DOWN_MAX_MS 60000u
 
 struct nf_rxfer {
 	struct nf_remote_thread *t;
@@ -418,9 +426,17 @@ static int start_attempt(struct nf_rxfer *x)
 	/* wait for a connection being set up rather than open a second one:
 	 * over HTTP/2 the requests then share it as streams */
 	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
+	/* a stalled attempt ends by the request's deadline (retry_ms after its
+	 * first try): the connect and stall timeouts shrink to what is left, so
+	 * a stall fails the request within retry_ms (+ curl's 1 s granularity)
+	 * while a slow transfer that moves is never cut */
+	uint64_t spent = nf_rnow_ms() - x->t0;
+	uint64_t left = spent < o->retry_total_ms ? o->retry_total_ms - spent : 0;
+	uint64_t stall_s = left / 1000 < o->low_speed_secs ? left / 1000 : o->low_speed_secs;
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)(left < o->connect_timeout_ms ? (left ? left : 1) : o->connect_timeout_ms));
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)o->low_speed_bytes);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)o->low_speed_secs);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(stall_s ? stall_s : 1));
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)NF_RBUFSIZE);
 	if (o->cafile)
@@ -491,6 +507,28 @@ static void finish(struct nf_rxfer *x, int rc)
 	x->done = true;
 }
 
+/* The request gave up: the file rests (DOWN_FIRST_MS, doubling). */
+static void file_down(struct nf_remote *r, uint32_t file)
+{
+	struct nf_rfile *f = &r->files[file];
+	pthread_mutex_lock(&r->lock);
+	unsigned n = f->downs < 16 ? f->downs : 16;
+	uint64_t rest = (uint64_t)DOWN_FIRST_MS << n;
+	f->downs++;
+	f->down_until = nf_rnow_ms() + (rest < DOWN_MAX_MS ? rest : DOWN_MAX_MS);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* A request of the file succeeded: no rest. */
+static void file_up(struct nf_remote *r, uint32_t file)
+{
+	struct nf_rfile *f = &r->files[file];
+	pthread_mutex_lock(&r->lock);
+	f->downs = 0;
+	f->down_until = 0;
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* A transient failure: schedule the next attempt, or give up. */
 static void retry(struct nf_rxfer *x, const char *why)
 {
@@ -501,6 +539,7 @@ static void retry(struct nf_rxfer *x, const char *why)
 	if (x->tries >= r->o.max_tries) {
 		nf_rfile_note(r, x->q->file, "gave up after %u tries in %" PRIu64 " ms: %s", x->tries,
 			      spent, why);
+		file_down(r, x->q->file);
 		finish(x, -EIO);
 		return;
 	}
@@ -512,6 +551,7 @@ static void retry(struct nf_rxfer *x, const char *why)
 			      "gave up after %u tries in %" PRIu64 " ms (the next in %" PRIu64
 			      " ms would pass retry_ms=%u): %s",
 			      x->tries, spent, delay, r->o.retry_total_ms, why);
+		file_down(r, x->q->file);
 		finish(x, -EIO);
 		return;
 	}
@@ -643,6 +683,7 @@ static void attempt_done(struct nf_rxfer *x, CURLcode c)
 	}
 	if (st >= 200 && st < 300) {
 		if (x->q->head || x->got == x->q->len) {
+			file_up(r, x->q->file);
 			finish(x, 0);
 			return;
 		}
@@ -669,12 +710,14 @@ static void attempt_done(struct nf_rxfer *x, CURLcode c)
 
 /* ---- the loop ---------------------------------------------------------- */
 
-/* Refuses a request before any I/O when its file is already known bad. */
+/* Refuses a request before any I/O when its file is already known bad,
+ * or rests after a request that gave up (file_down). */
 static int precheck(struct nf_remote *r, const struct nf_rreq *q)
 {
 	int rc = 0;
 	if (q->file >= r->nfiles)
 		return -EBADF;
+	uint64_t now = nf_rnow_ms();
 	pthread_mutex_lock(&r->lock);
 	switch (r->files[q->file].st.status) {
 	case NF_RFILE_MISSING:
@@ -688,6 +731,8 @@ static int precheck(struct nf_remote *r, const struct nf_rreq *q)
 		rc = -EIO;
 		break;
 	default:
+		if (now < r->files[q->file].down_until)
+			rc = -EIO;
 		break;
 	}
 	pthread_mutex_unlock(&r->lock);
