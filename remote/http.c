@@ -57,6 +57,8 @@ struct nf_rxfer {
 	uint64_t got;              /* body bytes handed to the sink, all attempts */
 	uint64_t from;             /* first byte asked for by this attempt */
 	uint64_t fetched;          /* body bytes of this attempt (stats) */
+	uint64_t moved_ms;         /* when this attempt last received a byte (or began) */
+	uint64_t stall_ms;         /* ... and how long it may go without one */
 	bool active, done;
 	/* the response of this attempt */
 	long status;
@@ -332,6 +334,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	}
 	x->got += n;
 	x->fetched += n;
+	x->moved_ms = nf_rnow_ms();
 	return n;
 }
 
@@ -437,6 +440,12 @@ static int start_attempt(struct nf_rxfer *x)
 			 (long)(left < o->connect_timeout_ms ? (left ? left : 1) : o->connect_timeout_ms));
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)o->low_speed_bytes);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(stall_s ? stall_s : 1));
+	/* curl's low-speed check averages over its last seconds, so a stall
+	 * after a few bytes ran 6-7 s past low_speed_secs (measured: 22 s for
+	 * 15); the serve loop also drops an attempt that received nothing for
+	 * that long (stalled()) */
+	x->moved_ms = nf_rnow_ms();
+	x->stall_ms = (stall_s ? stall_s : 1) * 1000;
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)NF_RBUFSIZE);
 	if (o->cafile)
@@ -868,6 +877,7 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 			attempt_done(x, c);
 		}
 		bool finished = false;
+		now = nf_rnow_ms();
 		for (size_t i = 0; i < nx; i++) {
 			struct nf_rxfer *x = xs[i];
 			if (!x->done && src->abandon && src->abandon(src->ctx, x->q)) {
@@ -876,6 +886,12 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 					active--;
 				}
 				finish(x, -ECANCELED);
+			} else if (!x->done && x->active && now - x->moved_ms >= x->stall_ms) {
+				char why[96];
+				snprintf(why, sizeof why, "timed out: no byte for %" PRIu64 " s", x->stall_ms / 1000);
+				end_attempt(x);
+				active--;
+				retry(x, why);
 			}
 			finished |= x->done;
 		}
@@ -883,9 +899,12 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 			continue;
 		long wait_ms = 1000;
 		now = nf_rnow_ms();
-		for (size_t i = 0; i < nx; i++)
+		for (size_t i = 0; i < nx; i++) {
 			if (!xs[i]->active && xs[i]->not_before < wake)
 				wake = xs[i]->not_before;
+			if (xs[i]->active && xs[i]->moved_ms + xs[i]->stall_ms < wake)
+				wake = xs[i]->moved_ms + xs[i]->stall_ms;
+		}
 		if (wake != UINT64_MAX)
 			wait_ms = wake <= now ? 0 : (long)(wake - now < 1000 ? wake - now : 1000);
 		/* curl_multi_wakeup() (a new request queued) ends the wait early */
