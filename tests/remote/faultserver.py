@@ -17,7 +17,8 @@ names the file):
                  so only the client's own ETag comparison can catch it
   /lastmod/F     no ETag, only Last-Modified, which changes after the second
                  GET; If-Unmodified-Since is ignored (the client must compare)
-  /stall/F       headers and 100 bytes, then silence (until the lifetime ends)
+  /stall/F       headers and 100 bytes (never the last one), then silence
+                 (until the lifetime ends)
   /stallfar/F    ranges starting at byte 300000 or later stall like /stall/
   /redir/F       302 to http://localhost:PORT/ok/F (another host name)
   /503on-S/F     503 forever when F contains S, plain otherwise (one part of
@@ -158,7 +159,8 @@ class H(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if mode == "stall" or (mode == "stallfar" and first >= 300000):
-            self.wfile.write(body[:100])
+            # never the whole body: a retry that resumes must stall as well
+            self.wfile.write(body[:min(100, len(body) - 1)])
             self.wfile.flush()
             stop.wait(LIFETIME)
             self.close_connection = True
