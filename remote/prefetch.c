@@ -33,7 +33,9 @@
 
 #include "remote/internal.h"
 
-#define STREAM_FILES 4       /* files a stream tracks at once (LRU) */
+/* files a stream tracks at once (LRU): an object of a split set may span a
+ * dozen parts, read by several threads at once */
+#define STREAM_FILES 16
 #define STREAM_CHUNKS 256    /* chunks queued ahead per file, at most */
 /* The kernel's readahead and FUSE's threads deliver a sequential reader's
  * requests out of order: a read up to BACKTRACK behind the furthest one or
@@ -59,6 +61,7 @@ struct pfchunk {
 	pthread_cond_t cv;       /* its readers wait here: one chunk's bytes wake
 				  * only the readers of that chunk */
 	int waiters;
+	int readers;             /* reads holding it (take_chunks): never cancelled */
 	uint64_t cap;            /* size of buf */
 	int state, result;
 	bool cancelled;
@@ -418,10 +421,15 @@ static void drop_chunks(struct nf_rpf *pf, struct pffile *pfi, size_t keep_from)
 	 * the worker drops the ones still in flight (worker_abandon) */
 	bool running = false;
 	for (size_t i = 0; i < keep_from; i++) {
-		running |= pfi->c[i]->state == PF_RUNNING;
-		pfi->c[i]->cancelled = true;
-		chunk_wake(pfi->c[i]);
-		chunk_put(pfi->c[i]);
+		struct pfchunk *c = pfi->c[i];
+		/* one a read is taking its bytes from goes on (else that read
+		 * asked for them again: a byte fetched twice) */
+		if (c->readers == 0) {
+			running |= c->state == PF_RUNNING;
+			c->cancelled = true;
+			chunk_wake(c);
+		}
+		chunk_put(c);
 	}
 	if (running)
 		wake_workers(pf);
@@ -543,6 +551,7 @@ static size_t take_chunks(struct pffile *pfi, uint64_t at, uint64_t end, struct 
 		if (c->off > at)
 			break;
 		c->refs++;
+		c->readers++;
 		out[k++] = c;
 		at = c->off + c->len;
 	}
@@ -585,6 +594,7 @@ static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pfchunk **cs, size_t 
 				at += want;
 			}
 		}
+		c->readers--;
 		chunk_put(c);
 	}
 	pthread_mutex_unlock(&pf->lock);
