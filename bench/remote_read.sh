@@ -23,6 +23,9 @@
 #       / local, median of REPS (goal <= 1.5)
 #   (e) bytes fetched (nginx's $bytes_sent, and the daemon's bytes_fetched)
 #       to read objects/w.small (1 MiB) out of the set (goal <= 4 MiB)
+# ONLY=abe (default abcde) runs only those parts; the table says "-" for
+# the others.  The load average is printed at the start and the end (the
+# machine may be shared).
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -46,6 +49,10 @@ WORK=${WORK:-/var/tmp/nf-rbench.$$}
 rm_work() { rm -rf "$WORK"; }
 CLEANUPS+=(rm_work)
 mkdir -p "$WORK/www/set" "$WORK/www/many"
+ONLY=${ONLY:-abcde}
+want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
+RA=- RL=- RB=- RC=- RD=- RE=-
+echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 now() { date +%s.%N; }
 med() { python3 -c 'import sys; v=sorted(float(x) for x in sys.argv[1:]); print(v[len(v)//2])' "$@"; }
@@ -64,7 +71,7 @@ cat >"$WORK/manifest.json" <<JSON
  "uses": []}
 JSON
 "$NINFER_PACK" create -q --manifest "$WORK/manifest.json" --max-file-bytes 256M "$WORK/www/set/big.ninfer"
-python3 "$ROOT/bench/gen_large.py" "$WORK/www/many/many.ninfer" --objects "$OBJECTS" --parts 4 >/dev/null
+! want d || python3 "$ROOT/bench/gen_large.py" "$WORK/www/many/many.ninfer" --objects "$OBJECTS" --parts 4 >/dev/null
 cat "$WORK"/www/set/* >/dev/null   # the server's files in the page cache, for both readers
 ngx_start "$WORK/www"
 U=$NGX_URL/set/big.ninfer
@@ -125,6 +132,7 @@ seq_pair() { # BASE LABEL [local]
 	fi
 }
 
+if want a; then
 echo "== (a) sequential first read of the ${SIZE_MB} MiB object, loopback"
 seq_pair "$NGX_URL" "loopback" local
 RA=$(ratio "$SEQ_M" "$SEQ_C")
@@ -137,7 +145,9 @@ print("   last mount: %d HTTP requests, %d bytes fetched, %d prefetched, %d pref
     sum(x["requests"] for x in f), sum(x["bytes_fetched"] for x in f),
     sum(x["prefetch_bytes"] for x in f), sum(x["prefetch_hits"] for x in f), s["reads"]))
 PY
+fi
 
+if want b; then
 echo "== (b) the same with 20 ms RTT"
 if tc qdisc add dev lo root netem delay 10ms 2>/dev/null; then
 	tc qdisc del dev lo root 2>/dev/null
@@ -153,7 +163,9 @@ t0=$(now); curl -s -o /dev/null -r 0-0 "$P/set/big.ninfer"; t1=$(now)
 echo "   one 1-byte GET through the proxy: $(python3 -c "print('%.1f' % (($t1 - $t0) * 1000))") ms (a new connection: 2 RTT)"
 seq_pair "$P" "20 ms RTT"
 RB=$(ratio "$SEQ_M" "$SEQ_C")
+fi
 
+if want c; then
 echo "== (c) random 4 KiB reads at QD16, $FIO_IOS reads"
 mnt "$U" "$T/m"
 ngx_settle; ngx_clear
@@ -167,7 +179,9 @@ gets=$(grep -c '"GET /set/' "$NGX_LOG" || true)
 umnt "$T/m"
 RC=$(python3 -c "print('%.3f' % ($gets / $reads))")
 echo "random 4k QD16: $reads reads, $gets HTTP requests: $RC requests per read ($iops IOPS)"
+fi
 
+if want d; then
 echo "== (d) mount-ready time, $OBJECTS objects"
 ready() { # SOURCE -> seconds until ninferfs (daemonizing) returns: the mount answers
 	local t0 t1 p
@@ -191,7 +205,9 @@ done
 ML=$(med "${l[@]}") MR=$(med "${r[@]}")
 RD=$(ratio "$MR" "$ML")
 echo "mount-ready: HTTP ${r[*]} s (median $MR), local ${l[*]} s (median $ML): ratio $RD"
+fi
 
+if want e; then
 echo "== (e) bytes fetched to read the 1 MiB object"
 mnt "$U" "$T/m"
 ngx_settle; ngx_clear
@@ -201,7 +217,9 @@ sent=$(grep -v nf-settle "$NGX_LOG" | awk '{s += $NF} END {print s + 0}')
 nreq=$(grep -vc nf-settle "$NGX_LOG" || true)
 fetched=$(python3 -c "import json,sys; print(sum(f['remote']['bytes_fetched'] for f in json.load(open(sys.argv[1]))['files']))" "$T/m/stats")
 umnt "$T/m"
-echo "w.small (1048576 bytes): $nreq requests, $sent bytes sent by nginx, $fetched body bytes fetched (daemon): $(python3 -c "print('%.2f' % ($sent / 1048576))") MiB"
+RE=$(python3 -c "print('%.2f' % ($sent / 1048576))")
+echo "w.small (1048576 bytes): $nreq requests, $sent bytes sent by nginx, $fetched body bytes fetched (daemon): $RE MiB"
+fi
 umnt "$T/local"
 
 echo
@@ -212,4 +230,5 @@ echo "| the same, URL mount / local mount | ${RL}x | |"
 echo "| sequential first read, 20 ms RTT, mount/curl | ${RB}x | >= 0.8 |"
 echo "| random 4 KiB QD16, HTTP requests per read | $RC | <= 1.1 |"
 echo "| mount-ready $OBJECTS objects, HTTP/local | ${RD}x | <= 1.5 |"
-echo "| bytes fetched to read 1 MiB object | $(python3 -c "print('%.2f' % ($sent / 1048576))") MiB | <= 4 MiB |"
+echo "| bytes fetched to read 1 MiB object | $RE MiB | <= 4 MiB |"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

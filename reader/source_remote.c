@@ -15,7 +15,9 @@
  * the engine's block cache, if any, keyed by the artifact id from the
  * header (nf_remote_set_cache_key).  A part is checked the first time it
  * is needed, like a local one: [0, 32) fetched, its length from the same
- * response, the rules of nf_part_check_header; nf_artifact_check_files
+ * response, the rules of nf_part_check_header (a transient failure, after
+ * the engine's retries, leaves it unchecked for a later read to try
+ * again; a 404, a refusal or a bad header is the verdict); nf_artifact_check_files
  * fetches the headers of all parts at once (check_all: up to the engine's
  * inflight limit in parallel).  The engine records each file's ETag (or
  * Last-Modified) at its first response and sends it back with If-Match
@@ -291,10 +293,25 @@ static void remote_close(struct nf_artifact *a)
 
 /* ---- parts --------------------------------------------------------------- */
 
+/* A failed read of file i that the engine gave up on (5xx, resets, stalls,
+ * short bodies after the bounded retries), not a verdict of the server (a
+ * 404, a refusal, a changed object) */
+static bool transient(struct remote *R, uint32_t i, int rc)
+{
+	struct nf_remote_file_stats fs;
+	return rc == -EIO && nf_remote_file_stats(R->r, i, &fs) == 0 &&
+	       (fs.status == NF_RFILE_UNKNOWN || fs.status == NF_RFILE_OK);
+}
+
 /* Part i's header was asked for and the read ended with rc (h holds the
- * bytes when rc is 0): its status, from the same rules as a local part. */
+ * bytes when rc is 0): its status, from the same rules as a local part.
+ * Unless `final`, a transient failure leaves the part unchecked: the read
+ * that needed it fails with EIO, and a later one asks again (the engine
+ * lets a file that gave up rest first, 1 s doubling to 60 s, so the
+ * server is asked at a bounded rate); a one-shot check (check_all) takes
+ * it as the verdict. */
 static void part_checked(struct nf_artifact *a, struct nf_remote_thread *t, uint32_t i, int rc,
-			 const uint8_t *h)
+			 const uint8_t *h, bool final)
 {
 	struct remote *R = R_of(a);
 	const char *path = a->files[i].path;
@@ -312,6 +329,8 @@ static void part_checked(struct nf_artifact *a, struct nf_remote_thread *t, uint
 	}
 	if (rc < 0 && size == UINT64_MAX)
 		engine_reason(R, i, rc, why, sizeof why);
+	if (rc < 0 && size == UINT64_MAX && !final && transient(R, i, rc))
+		return;
 	pthread_mutex_lock(&a->priv->lock);
 	if (a->priv->files[i].status == NF_FILE_UNCHECKED) {
 		if (rc == 0 || size != UINT64_MAX)
@@ -334,8 +353,9 @@ static bool unchecked(const struct nf_artifact *a, uint32_t i)
 }
 
 /* Check the parts [from, to) not checked yet, their headers fetched in one
- * engine call (in parallel).  0 or -ENOMEM (they stay unchecked). */
-static int check_parts(struct nf_artifact *a, uint32_t from, uint32_t to)
+ * engine call (in parallel); `final`: see part_checked.  0 or -ENOMEM
+ * (they stay unchecked). */
+static int check_parts(struct nf_artifact *a, uint32_t from, uint32_t to, bool final)
 {
 	struct remote *R = R_of(a);
 	struct nf_remote_thread *t;
@@ -357,7 +377,7 @@ static int check_parts(struct nf_artifact *a, uint32_t from, uint32_t to)
 			continue;
 		nf_remote_read(t, ios, n);
 		for (size_t k = 0; k < n; k++)
-			part_checked(a, t, ios[k].file, ios[k].result, h[k]);
+			part_checked(a, t, ios[k].file, ios[k].result, h[k], final);
 	}
 	pthread_mutex_unlock(&R->check_lock);
 	free(ios);
@@ -368,7 +388,7 @@ static int check_parts(struct nf_artifact *a, uint32_t from, uint32_t to)
 
 static void remote_check_all(struct nf_artifact *a)
 {
-	check_parts(a, 1, a->nfiles);
+	check_parts(a, 1, a->nfiles, true);
 }
 
 /* What the engine found since, taken into file i's status: an object that
@@ -399,7 +419,7 @@ static void take_engine_state(struct nf_artifact *a, uint32_t i)
 /* Checks file i if it never was; then 0 if it is present, else its error. */
 static int ready(struct nf_artifact *a, uint32_t i)
 {
-	if (unchecked(a, i) && check_parts(a, i, i + 1) < 0)
+	if (unchecked(a, i) && check_parts(a, i, i + 1, false) < 0)
 		return -ENOMEM;
 	take_engine_state(a, i);
 	switch (nf_file_status(a, i, NULL)) {

@@ -29,6 +29,21 @@
 #define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define MAX_REDIRECTS 5
 #define ERRBODY_CAP 2048
+/* curl's receive buffer.  libcurl 7.88 allocates it anew for every
+ * transfer, even on a reused handle; the daemon fixes glibc's mmap
+ * threshold at 256 KiB (fs/main.c), so a 256 KiB buffer was an mmap, a
+ * page fault per 4 KiB received and a munmap per request: 15% of the
+ * daemon's profile in a 1 GiB sequential read (18% with munmap).  Below
+ * the threshold it comes from the heap, its pages reused. */
+#define NF_RBUFSIZE (128 * 1024)
+/* How long a file rests after a request of it gave up (retry budget spent
+ * on 5xx, resets, stalls): the first rest, doubled per further give-up, and
+ * the cap.  Without it the kernel's retry of a failed readahead (a single
+ * page, at once) ran the whole budget again, and a part whose first check
+ * failed could never be asked again; with it, a stalled or failing server
+ * costs one budget, then EIO at once, then one attempt per rest. */
+#define DOWN_FIRST_MS 1000u
+#define DOWN_MAX_MS 60000u
 
 struct nf_rxfer {
 	struct nf_remote_thread *t;
@@ -42,6 +57,8 @@ struct nf_rxfer {
 	uint64_t got;              /* body bytes handed to the sink, all attempts */
 	uint64_t from;             /* first byte asked for by this attempt */
 	uint64_t fetched;          /* body bytes of this attempt (stats) */
+	uint64_t moved_ms;         /* when this attempt last received a byte (or began) */
+	uint64_t stall_ms;         /* ... and how long it may go without one */
 	bool active, done;
 	/* the response of this attempt */
 	long status;
@@ -317,6 +334,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	}
 	x->got += n;
 	x->fetched += n;
+	x->moved_ms = nf_rnow_ms();
 	return n;
 }
 
@@ -411,11 +429,25 @@ static int start_attempt(struct nf_rxfer *x)
 	/* wait for a connection being set up rather than open a second one:
 	 * over HTTP/2 the requests then share it as streams */
 	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
+	/* a stalled attempt ends by the request's deadline (retry_ms after its
+	 * first try): the connect and stall timeouts shrink to what is left, so
+	 * a stall fails the request within retry_ms (+ curl's 1 s granularity)
+	 * while a slow transfer that moves is never cut */
+	uint64_t spent = nf_rnow_ms() - x->t0;
+	uint64_t left = spent < o->retry_total_ms ? o->retry_total_ms - spent : 0;
+	uint64_t stall_s = left / 1000 < o->low_speed_secs ? left / 1000 : o->low_speed_secs;
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)(left < o->connect_timeout_ms ? (left ? left : 1) : o->connect_timeout_ms));
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)o->low_speed_bytes);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)o->low_speed_secs);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(stall_s ? stall_s : 1));
+	/* curl's low-speed check averages over its last seconds, so a stall
+	 * after a few bytes ran 6-7 s past low_speed_secs (measured: 22 s for
+	 * 15); the serve loop also drops an attempt that received nothing for
+	 * that long (stalled()) */
+	x->moved_ms = nf_rnow_ms();
+	x->stall_ms = (stall_s ? stall_s : 1) * 1000;
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)NF_RBUFSIZE);
 	if (o->cafile)
 		curl_easy_setopt(e, CURLOPT_CAINFO, o->cafile);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -484,6 +516,28 @@ static void finish(struct nf_rxfer *x, int rc)
 	x->done = true;
 }
 
+/* The request gave up: the file rests (DOWN_FIRST_MS, doubling). */
+static void file_down(struct nf_remote *r, uint32_t file)
+{
+	struct nf_rfile *f = &r->files[file];
+	pthread_mutex_lock(&r->lock);
+	unsigned n = f->downs < 16 ? f->downs : 16;
+	uint64_t rest = (uint64_t)DOWN_FIRST_MS << n;
+	f->downs++;
+	f->down_until = nf_rnow_ms() + (rest < DOWN_MAX_MS ? rest : DOWN_MAX_MS);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* A request of the file succeeded: no rest. */
+static void file_up(struct nf_remote *r, uint32_t file)
+{
+	struct nf_rfile *f = &r->files[file];
+	pthread_mutex_lock(&r->lock);
+	f->downs = 0;
+	f->down_until = 0;
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* A transient failure: schedule the next attempt, or give up. */
 static void retry(struct nf_rxfer *x, const char *why)
 {
@@ -494,6 +548,7 @@ static void retry(struct nf_rxfer *x, const char *why)
 	if (x->tries >= r->o.max_tries) {
 		nf_rfile_note(r, x->q->file, "gave up after %u tries in %" PRIu64 " ms: %s", x->tries,
 			      spent, why);
+		file_down(r, x->q->file);
 		finish(x, -EIO);
 		return;
 	}
@@ -505,6 +560,7 @@ static void retry(struct nf_rxfer *x, const char *why)
 			      "gave up after %u tries in %" PRIu64 " ms (the next in %" PRIu64
 			      " ms would pass retry_ms=%u): %s",
 			      x->tries, spent, delay, r->o.retry_total_ms, why);
+		file_down(r, x->q->file);
 		finish(x, -EIO);
 		return;
 	}
@@ -636,6 +692,7 @@ static void attempt_done(struct nf_rxfer *x, CURLcode c)
 	}
 	if (st >= 200 && st < 300) {
 		if (x->q->head || x->got == x->q->len) {
+			file_up(r, x->q->file);
 			finish(x, 0);
 			return;
 		}
@@ -662,12 +719,14 @@ static void attempt_done(struct nf_rxfer *x, CURLcode c)
 
 /* ---- the loop ---------------------------------------------------------- */
 
-/* Refuses a request before any I/O when its file is already known bad. */
+/* Refuses a request before any I/O when its file is already known bad,
+ * or rests after a request that gave up (file_down). */
 static int precheck(struct nf_remote *r, const struct nf_rreq *q)
 {
 	int rc = 0;
 	if (q->file >= r->nfiles)
 		return -EBADF;
+	uint64_t now = nf_rnow_ms();
 	pthread_mutex_lock(&r->lock);
 	switch (r->files[q->file].st.status) {
 	case NF_RFILE_MISSING:
@@ -681,6 +740,8 @@ static int precheck(struct nf_remote *r, const struct nf_rreq *q)
 		rc = -EIO;
 		break;
 	default:
+		if (now < r->files[q->file].down_until)
+			rc = -EIO;
 		break;
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -816,6 +877,7 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 			attempt_done(x, c);
 		}
 		bool finished = false;
+		now = nf_rnow_ms();
 		for (size_t i = 0; i < nx; i++) {
 			struct nf_rxfer *x = xs[i];
 			if (!x->done && src->abandon && src->abandon(src->ctx, x->q)) {
@@ -824,6 +886,12 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 					active--;
 				}
 				finish(x, -ECANCELED);
+			} else if (!x->done && x->active && now - x->moved_ms >= x->stall_ms) {
+				char why[96];
+				snprintf(why, sizeof why, "timed out: no byte for %" PRIu64 " s", x->stall_ms / 1000);
+				end_attempt(x);
+				active--;
+				retry(x, why);
 			}
 			finished |= x->done;
 		}
@@ -831,9 +899,12 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 			continue;
 		long wait_ms = 1000;
 		now = nf_rnow_ms();
-		for (size_t i = 0; i < nx; i++)
+		for (size_t i = 0; i < nx; i++) {
 			if (!xs[i]->active && xs[i]->not_before < wake)
 				wake = xs[i]->not_before;
+			if (xs[i]->active && xs[i]->moved_ms + xs[i]->stall_ms < wake)
+				wake = xs[i]->moved_ms + xs[i]->stall_ms;
+		}
 		if (wake != UINT64_MAX)
 			wait_ms = wake <= now ? 0 : (long)(wake - now < 1000 ? wake - now : 1000);
 		/* curl_multi_wakeup() (a new request queued) ends the wait early */

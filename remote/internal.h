@@ -57,6 +57,11 @@ struct nf_rfile {
 	struct nf_remote_file_stats st;   /* under the set's lock; .url = shown */
 	char lastmod[64];          /* validator when no ETag */
 	bool validated;            /* etag or lastmod recorded */
+	/* after a request gave up on transient failures the file rests:
+	 * requests fail at once until down_until (nf_rnow_ms), a rest that
+	 * doubles with each further give-up (downs) and ends with a success */
+	uint64_t down_until;
+	unsigned downs;
 };
 
 struct nf_rcache;

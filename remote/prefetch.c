@@ -1,21 +1,24 @@
 /* remote/prefetch.c — sequential-read detection and fetch-ahead windows.
  *
  * Modelled on mountpoint-s3's prefetcher: each reader (a stream) keeps,
- * per file, where its last read ended.  A read starting there is
- * sequential: the stream then queues a fetch-ahead window right after the
- * last one whenever less than half a window is left ahead of the reader;
- * the first is opts.prefetch_min bytes long and each next one twice the
- * last up to opts.prefetch_max, so a long sequential read soon runs on
- * large requests while a short one costs little.  Any other read drops the
+ * per file, the furthest byte it read.  A read near it (is_sequential:
+ * out-of-order arrivals of one reader's readahead included) is sequential:
+ * the stream then queues fetch-ahead windows so that the read itself and
+ * about half a window beyond the furthest byte are covered; the first is
+ * opts.prefetch_min bytes long and each next one twice the last up to
+ * opts.prefetch_max, so a long sequential read soon runs on large
+ * requests while a short one costs little.  Any other read drops the
  * file's windows (they are cancelled in flight) and starts over.
  *
- * The windows are fetched by one background thread of the set (started on
+ * The windows are fetched by PF_WORKERS background threads of the set (started on
  * first use, with its own multi handle, nf_rhttp_serve), in requests of at
  * most opts.max_request bytes (a window is cut into such chunks); a chunk
  * starts as soon as fewer than opts.max_inflight are in flight, whichever
  * stream queued it.  A reader that reaches a chunk still in flight waits only
  * for the bytes it needs (the chunk's filled count grows as the body
- * arrives) and copies them into its buffer.  All windows of all streams
+ * arrives) and copies them into its buffer, holding a reference to the
+ * chunk but no stream lock, so the reads of one stream that FUSE runs on
+ * several threads wait and copy side by side.  All windows of all streams
  * together hold at most opts.prefetch_mem bytes: a window that does not
  * fit is not queued and the reads go to the network directly.  A chunk
  * that failed is simply not used: the read falls back to a direct
@@ -26,16 +29,25 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "remote/internal.h"
 
-#define STREAM_FILES 4       /* files a stream tracks at once (LRU) */
+/* files a stream tracks at once (LRU): an object of a split set may span a
+ * dozen parts, read by several threads at once */
+#define STREAM_FILES 16
 #define STREAM_CHUNKS 256    /* chunks queued ahead per file, at most */
-/* A read that starts inside the fetched-ahead range, not exactly where the
- * last ended, is still sequential (the kernel's readahead and FUSE's
- * threads may deliver a sequential reader's requests out of order); chunks
- * up to BACKTRACK behind the furthest read are kept for such reads. */
-#define BACKTRACK ((uint64_t)1 << 20)
+/* The kernel's readahead and FUSE's threads deliver a sequential reader's
+ * requests out of order: a read up to BACKTRACK behind the furthest one or
+ * up to SEQ_SLACK beyond what was read or queued is still sequential
+ * (position), and chunks up to BACKTRACK behind the furthest read are
+ * kept for the late ones. */
+#define BACKTRACK ((uint64_t)16 << 20)
+#define SEQ_SLACK ((uint64_t)16 << 20)
+#define LATE_MAX ((uint64_t)64 << 20)
+#define PF_WORKERS 4         /* background fetch threads of a set */
+#define HUGE ((uint64_t)2 << 20)   /* a transparent huge page */
+#define READ_CHUNKS 8        /* chunks one read may take its bytes from */
 
 enum { PF_QUEUED, PF_RUNNING, PF_DONE };
 
@@ -46,6 +58,10 @@ struct pfchunk {
 	char *buf;
 	uint64_t filled;         /* bytes from the start received (under pf->lock) */
 	uint64_t need;           /* a reader waits until filled >= need (0: none) */
+	pthread_cond_t cv;       /* its readers wait here: one chunk's bytes wake
+				  * only the readers of that chunk */
+	int waiters;
+	int readers;             /* reads holding it (take_chunks): never cancelled */
 	uint64_t cap;            /* size of buf */
 	int state, result;
 	bool cancelled;
@@ -59,23 +75,24 @@ struct pfbuf {
 	uint64_t cap;
 };
 
-#define SPARE_MAX ((uint64_t)64 << 20)
 
 struct nf_rpf {
 	struct nf_remote *r;
 	pthread_mutex_t lock;
 	pthread_cond_t work;     /* the worker waits for chunks */
-	pthread_cond_t progress; /* readers wait for bytes */
 	uint64_t mem;            /* bytes of the chunks alive */
-	/* buffers of finished chunks, kept for the next ones: a fresh 16 MiB
-	 * buffer costs 4096 page faults, more than the copy into it */
+	/* buffers of finished chunks, kept for the next ones (within
+	 * opts.prefetch_mem with the live ones): a fresh 16 MiB buffer costs
+	 * 4096 page faults, more than the copy into it */
 	struct pfbuf *spare;
 	uint64_t spare_bytes;
 	struct pfchunk *qhead, *qtail;
-	bool started, stop;
+	bool stop;
 	bool dead;               /* the worker has ended: queue nothing more */
-	struct nf_remote_thread *wt;   /* the worker's handle, for curl_multi_wakeup */
-	pthread_t th;
+	/* the workers' handles, for curl_multi_wakeup (NULL: none there) */
+	struct nf_remote_thread *wt[PF_WORKERS];
+	pthread_t th[PF_WORKERS];
+	unsigned nstarted, nlive;
 };
 
 struct pffile {
@@ -110,13 +127,26 @@ static char *buf_get(struct nf_rpf *pf, uint64_t n, uint64_t *cap)
 			return (char *)b;
 		}
 	}
-	*cap = n < sizeof(struct pfbuf) ? sizeof(struct pfbuf) : n;
-	return malloc(*cap);
+	if (n < HUGE) {
+		*cap = n < sizeof(struct pfbuf) ? sizeof(struct pfbuf) : n;
+		return malloc(*cap);
+	}
+	/* whole huge pages: a 16 MiB chunk is then 8 page faults, not 4096
+	 * (a fresh mount's first windows were 10% of its sequential read) */
+	if (n > UINT64_MAX - HUGE)
+		return NULL;
+	*cap = (n + HUGE - 1) & ~(HUGE - 1);
+	char *p = aligned_alloc(HUGE, *cap);
+	if (p)
+		(void)madvise(p, *cap, MADV_HUGEPAGE);   /* advice only */
+	return p;
 }
 
 static void buf_put(struct nf_rpf *pf, char *buf, uint64_t cap)
 {
-	if (pf->spare_bytes + cap > SPARE_MAX || pf->stop) {
+	/* spares and live chunks together stay within the budget: a steady
+	 * sequential read then runs on the same buffers, no page faults */
+	if (pf->spare_bytes + cap + pf->mem > pf->r->o.prefetch_mem || pf->stop) {
 		free(buf);
 		return;
 	}
@@ -127,12 +157,19 @@ static void buf_put(struct nf_rpf *pf, char *buf, uint64_t cap)
 	pf->spare_bytes += cap;
 }
 
+static void chunk_wake(struct pfchunk *c)  /* pf->lock held */
+{
+	if (c->waiters > 0)
+		pthread_cond_broadcast(&c->cv);
+}
+
 static void chunk_put(struct pfchunk *c)   /* pf->lock held */
 {
 	if (--c->refs > 0)
 		return;
 	c->pf->mem -= c->len;
 	buf_put(c->pf, c->buf, c->cap);
+	pthread_cond_destroy(&c->cv);
 	free(c);
 }
 
@@ -152,7 +189,7 @@ static int chunk_sink(void *ctx, uint64_t pos, const void *p, size_t n)
 	c->filled = pos + n;
 	if (c->need && c->filled >= c->need) { /* wake readers only when they can go on */
 		c->need = 0;
-		pthread_cond_broadcast(&pf->progress);
+		chunk_wake(c);
 	}
 	pthread_mutex_unlock(&pf->lock);
 	return 0;
@@ -177,6 +214,7 @@ static struct nf_rreq *worker_next(void *ctx, bool idle)
 		if (c->cancelled) {
 			c->state = PF_DONE;
 			c->result = -ECANCELED;
+			chunk_wake(c);
 			chunk_put(c);
 			continue;
 		}
@@ -204,8 +242,8 @@ static void worker_done(void *ctx, struct nf_rreq *q)
 	pthread_mutex_lock(&pf->lock);
 	c->state = PF_DONE;
 	c->result = q->result;
+	chunk_wake(c);
 	chunk_put(c);
-	pthread_cond_broadcast(&pf->progress);
 	pthread_mutex_unlock(&pf->lock);
 }
 
@@ -220,38 +258,57 @@ static bool worker_abandon(void *ctx, const struct nf_rreq *q)
 	return gone;
 }
 
-/* The background fetcher: one thread, one multi handle, chunks from the
- * queue started as soon as there is room (not in batches), so a window
- * queued while others are in flight goes out at once, and a chunk no
- * longer wanted is dropped even when its server stalls. */
+/* wakes every worker busy in curl_multi_poll; lock held */
+static void wake_workers(struct nf_rpf *pf)
+{
+	for (unsigned i = 0; i < PF_WORKERS; i++)
+		if (pf->wt[i])
+			curl_multi_wakeup(pf->wt[i]->multi);
+}
+
+/* A background fetcher: PF_WORKERS threads, each with its own multi
+ * handle, take chunks from the one queue as soon as they have room (not in
+ * batches), so a window queued while others are in flight goes out at
+ * once, and a chunk no longer wanted is dropped even when its server
+ * stalls.  Several threads, because one did all of the prefetch's receive
+ * and copy work: on a busy machine one thread's share of the CPU bounded a
+ * sequential read that the FUSE threads alone spread over many. */
 static void *worker(void *arg)
 {
 	struct nf_rpf *pf = arg;
 	struct nf_remote_thread *t = NULL;
 	struct nf_rsource src = {.next = worker_next, .done = worker_done,
 				 .abandon = worker_abandon, .ctx = pf};
+	unsigned slot = PF_WORKERS;
 
 	if (nf_remote_thread_new(pf->r, &t) == 0) {
 		pthread_mutex_lock(&pf->lock);
-		pf->wt = t;
+		for (slot = 0; slot < PF_WORKERS && pf->wt[slot]; slot++)
+			;
+		if (slot < PF_WORKERS)
+			pf->wt[slot] = t;
 		pthread_mutex_unlock(&pf->lock);
-		nf_rhttp_serve(t, &src);  /* returns once stopped */
+		if (slot < PF_WORKERS)
+			nf_rhttp_serve(t, &src);  /* returns once stopped */
 		pthread_mutex_lock(&pf->lock);
-		pf->wt = NULL;
+		if (slot < PF_WORKERS)
+			pf->wt[slot] = NULL;
 		pthread_mutex_unlock(&pf->lock);
 	}
-	/* without a handle (or once stopped), what is queued fails */
+	/* the last one (without a handle, or once stopped) fails what is queued */
 	pthread_mutex_lock(&pf->lock);
-	pf->dead = true;
-	while (pf->qhead) {
-		struct pfchunk *c = pf->qhead;
-		pf->qhead = c->qnext;
-		c->state = PF_DONE;
-		c->result = -ECANCELED;
-		chunk_put(c);
+	if (--pf->nlive == 0) {
+		pf->dead = true;
+		while (pf->qhead) {
+			struct pfchunk *c = pf->qhead;
+			pf->qhead = c->qnext;
+			c->state = PF_DONE;
+			c->result = -ECANCELED;
+			chunk_wake(c);
+			chunk_put(c);
+		}
+		pf->qtail = NULL;
 	}
-	pf->qtail = NULL;
-	pthread_cond_broadcast(&pf->progress);
 	pthread_mutex_unlock(&pf->lock);
 	nf_remote_thread_free(t);
 	return NULL;
@@ -266,7 +323,6 @@ int nf_rpf_new(struct nf_remote *r, struct nf_rpf **out)
 	pf->r = r;
 	pthread_mutex_init(&pf->lock, NULL);
 	pthread_cond_init(&pf->work, NULL);
-	pthread_cond_init(&pf->progress, NULL);
 	*out = pf;
 	return 0;
 }
@@ -280,11 +336,10 @@ void nf_rpf_free(struct nf_rpf *pf)
 	for (struct pfchunk *c = pf->qhead; c; c = c->qnext)
 		c->cancelled = true;
 	pthread_cond_broadcast(&pf->work);
-	if (pf->wt)
-		curl_multi_wakeup(pf->wt->multi);
+	wake_workers(pf);
 	pthread_mutex_unlock(&pf->lock);
-	if (pf->started)
-		pthread_join(pf->th, NULL);
+	for (unsigned i = 0; i < pf->nstarted; i++)
+		pthread_join(pf->th[i], NULL);
 	while (pf->qhead) {
 		struct pfchunk *c = pf->qhead;
 		pf->qhead = c->qnext;
@@ -297,7 +352,6 @@ void nf_rpf_free(struct nf_rpf *pf)
 	}
 	pthread_mutex_destroy(&pf->lock);
 	pthread_cond_destroy(&pf->work);
-	pthread_cond_destroy(&pf->progress);
 	free(pf);
 }
 
@@ -310,11 +364,14 @@ static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off
 
 	if (pf->dead || pf->stop)
 		return 0;
-	if (!pf->started) {
-		if (pthread_create(&pf->th, NULL, worker, pf) != 0)
-			return 0;
-		pf->started = true;
+	while (pf->nstarted < PF_WORKERS) {
+		if (pthread_create(&pf->th[pf->nstarted], NULL, worker, pf) != 0)
+			break;
+		pf->nstarted++;
+		pf->nlive++;
 	}
+	if (pf->nlive == 0)
+		return 0;
 	while (done < len && pfi->nc < STREAM_CHUNKS) {
 		uint64_t n = len - done < r->o.max_request ? len - done : r->o.max_request;
 		if (pf->mem + n > r->o.prefetch_mem)
@@ -328,6 +385,7 @@ static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off
 		}
 		*c = (struct pfchunk){.pf = pf, .file = pfi->file, .off = off + done, .len = n,
 				      .buf = buf, .cap = cap, .state = PF_QUEUED, .refs = 2};
+		pthread_cond_init(&c->cv, NULL);
 		pf->mem += n;
 		if (pf->qtail)
 			pf->qtail->qnext = c;
@@ -339,8 +397,7 @@ static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off
 	}
 	if (done) {
 		pthread_cond_signal(&pf->work);          /* an idle worker */
-		if (pf->wt)
-			curl_multi_wakeup(pf->wt->multi);    /* a busy one */
+		wake_workers(pf);                        /* busy ones */
 	}
 	return done;
 }
@@ -364,12 +421,18 @@ static void drop_chunks(struct nf_rpf *pf, struct pffile *pfi, size_t keep_from)
 	 * the worker drops the ones still in flight (worker_abandon) */
 	bool running = false;
 	for (size_t i = 0; i < keep_from; i++) {
-		running |= pfi->c[i]->state == PF_RUNNING;
-		pfi->c[i]->cancelled = true;
-		chunk_put(pfi->c[i]);
+		struct pfchunk *c = pfi->c[i];
+		/* one a read is taking its bytes from goes on (else that read
+		 * asked for them again: a byte fetched twice) */
+		if (c->readers == 0) {
+			running |= c->state == PF_RUNNING;
+			c->cancelled = true;
+			chunk_wake(c);
+		}
+		chunk_put(c);
 	}
-	if (running && pf->wt)
-		curl_multi_wakeup(pf->wt->multi);
+	if (running)
+		wake_workers(pf);
 	memmove(pfi->c, pfi->c + keep_from, (pfi->nc - keep_from) * sizeof *pfi->c);
 	pfi->nc -= keep_from;
 }
@@ -409,64 +472,58 @@ static struct pffile *file_state(struct nf_remote_stream *s, uint32_t file)
 	return lru;
 }
 
-/* Copies what the chunks hold of [at, end) into dst (at is the segment's
- * offset `base` + already copied); returns the bytes copied from `at` on
- * (a prefix: stops at the first gap or failed chunk). */
-static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pffile *pfi, uint64_t at, uint64_t end,
-				 char *dst)
+/* Where a read of [off, ...) stands to the stream's sequential read.  The
+ * kernel's readahead hands one reader's requests (1 MiB each, up to 16 MiB
+ * ahead) to several FUSE threads at once, so they arrive out of order, and
+ * on a busy machine one of them may be held up while the others go on:
+ *   SEQ    from BACKTRACK behind the furthest read (or the first chunk still
+ *          held) to SEQ_SLACK (or a window, when larger) beyond what was
+ *          read or queued: fetched ahead;
+ *   LATE   further behind, but less than LATE_MAX: a straggler of the same
+ *          reader, read without touching the windows;
+ *   OTHER  anything else, and the file's first read (a random reader must
+ *          get exactly what it asks for): the windows are dropped. */
+enum pfpos { PF_SEQ, PF_LATE, PF_OTHER };
+
+static enum pfpos position(const struct pffile *pfi, uint64_t off, uint64_t win)
 {
-	uint64_t start = at;
-	pthread_mutex_lock(&pf->lock);
-	for (size_t i = 0; i < pfi->nc && at < end; i++) {
-		struct pfchunk *c = pfi->c[i];
-		if (c->off + c->len <= at)
-			continue;
-		if (c->off > at)
-			break;
-		uint64_t in = at - c->off, want = c->len - in;
-		if (want > end - at)
-			want = end - at;
-		/* wait for the bytes needed; the worker's request is bounded in
-		 * time, so is this wait */
-		while (c->state != PF_DONE && c->filled < in + want) {
-			if (c->need == 0 || c->need > in + want)
-				c->need = in + want;
-			pthread_cond_wait(&pf->progress, &pf->lock);
-		}
-		if (c->state == PF_DONE && c->result < 0)
-			break;
-		/* those bytes are in and stay (the stream holds a reference) */
-		pthread_mutex_unlock(&pf->lock);
-		memcpy(dst, c->buf + in, want);
-		pthread_mutex_lock(&pf->lock);
-		dst += want;
-		at += want;
-	}
-	pthread_mutex_unlock(&pf->lock);
-	return at - start;
+	uint64_t lo, reach, hi;
+
+	if (pfi->next == UINT64_MAX)
+		return PF_OTHER;
+	lo = pfi->next > BACKTRACK ? pfi->next - BACKTRACK : 0;
+	if (pfi->nc > 0 && pfi->c[0]->off < lo)
+		lo = pfi->c[0]->off;
+	reach = pfi->ahead > pfi->next ? pfi->ahead : pfi->next;
+	if (__builtin_add_overflow(reach, win > SEQ_SLACK ? win : SEQ_SLACK, &hi))
+		hi = UINT64_MAX;
+	if (off >= lo && off < hi)
+		return PF_SEQ;
+	if (off < lo && pfi->next - off < LATE_MAX)
+		return PF_LATE;
+	return PF_OTHER;
 }
 
-/* Keeps about one window queued beyond `pos`, growing the window. */
-static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t pos)
+/* Chunks wholly behind the reader (less BACKTRACK, for the reads that
+ * arrive late) are done with; then windows are queued until [pos, end)
+ * is covered (a read that runs ahead of the windows waits for its chunk
+ * rather than asking the server itself) and about half a window more is
+ * queued beyond `pos`, the furthest byte read, the window size doubling
+ * up to the cap.  Both locks held. */
+static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t at, uint64_t end)
 {
 	struct nf_remote *r = s->r;
 	struct nf_rpf *pf = r->pf;
 	uint64_t size = nf_rfile_known(r, pfi->file, NULL);
-
-	if (pfi->ahead < pos)
-		pfi->ahead = pos;
-	pthread_mutex_lock(&pf->lock);
-	/* chunks wholly behind the reader (less a little, for reads that
-	 * arrive out of order) are done with */
-	uint64_t keep = pos > BACKTRACK ? pos - BACKTRACK : 0;
+	uint64_t pos = pfi->next, keep = pos > BACKTRACK ? pos - BACKTRACK : 0;
 	size_t behind = 0;
+
 	while (behind < pfi->nc && pfi->c[behind]->off + pfi->c[behind]->len <= keep)
 		behind++;
 	drop_chunks(pf, pfi, behind);
-	/* the next window goes out when less than half of the current one is
-	 * left ahead of the reader: a window of `win` bytes right after the
-	 * last, then the size doubles up to the cap */
-	while (pfi->ahead < size && pfi->ahead - pos < pfi->win / 2) {
+	if (pfi->nc == 0 || pfi->ahead < at)
+		pfi->ahead = pfi->ahead > at ? pfi->ahead : at;   /* a gap: start at the read */
+	while (pfi->ahead < size && (pfi->ahead < end || pfi->ahead - pos < pfi->win / 2)) {
 		uint64_t len = pfi->win;
 		if (size != UINT64_MAX && len > size - pfi->ahead)
 			len = size - pfi->ahead;
@@ -479,15 +536,69 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 		if (q < len)
 			break;
 	}
-	pthread_mutex_unlock(&pf->lock);
 }
 
-static struct pffile *file_find(struct nf_remote_stream *s, uint32_t file)
+/* The chunks that hold [at, end), in order, each with a reference taken
+ * (at most max; they are contiguous from `at`); pf->lock held. */
+static size_t take_chunks(struct pffile *pfi, uint64_t at, uint64_t end, struct pfchunk **out,
+			  size_t max)
 {
-	for (int i = 0; i < STREAM_FILES; i++)
-		if (s->f[i].used && s->f[i].file == file)
-			return &s->f[i];
-	return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < pfi->nc && at < end && k < max; i++) {
+		struct pfchunk *c = pfi->c[i];
+		if (c->off + c->len <= at)
+			continue;
+		if (c->off > at)
+			break;
+		c->refs++;
+		c->readers++;
+		out[k++] = c;
+		at = c->off + c->len;
+	}
+	return k;
+}
+
+/* Copies what the chunks hold of [at, end) into dst, waiting for bytes
+ * still on their way (the worker's requests are bounded in time, so is
+ * this wait), and drops the references; returns the bytes copied from
+ * `at` on (a prefix: stops at the first failed chunk).  No stream lock is
+ * held: other reads of the stream go on meanwhile. */
+static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pfchunk **cs, size_t k, uint64_t at,
+				 uint64_t end, char *dst)
+{
+	uint64_t start = at;
+	bool ok = true;
+
+	pthread_mutex_lock(&pf->lock);
+	for (size_t i = 0; i < k; i++) {
+		struct pfchunk *c = cs[i];
+		if (ok && at < end && c->off <= at) {
+			uint64_t in = at - c->off, want = c->len - in;
+			if (want > end - at)
+				want = end - at;
+			while (c->state != PF_DONE && c->filled < in + want && !c->cancelled) {
+				if (c->need == 0 || c->need > in + want)
+					c->need = in + want;
+				c->waiters++;
+				pthread_cond_wait(&c->cv, &pf->lock);
+				c->waiters--;
+			}
+			if (c->filled < in + want) {
+				ok = false;   /* failed or cancelled: the rest goes direct */
+			} else {
+				/* those bytes are in and stay (we hold a reference) */
+				pthread_mutex_unlock(&pf->lock);
+				memcpy(dst, c->buf + in, want);
+				pthread_mutex_lock(&pf->lock);
+				dst += want;
+				at += want;
+			}
+		}
+		c->readers--;
+		chunk_put(c);
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return at - start;
 }
 
 int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
@@ -496,23 +607,22 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 	struct nf_remote *r = t->r;
 	struct nf_io *rest;
 	size_t *from, nrest = 0;
-	bool *seq;
 	int rc = 0;
 
 	if (r->cache || r->o.prefetch_mem == 0)
 		return nf_remote_read(t, ios, n);
 	rest = calloc(n ? n : 1, sizeof *rest);
 	from = calloc(n ? n : 1, sizeof *from);
-	seq = calloc(n ? n : 1, sizeof *seq);
-	if (rest == NULL || from == NULL || seq == NULL) {
+	if (rest == NULL || from == NULL) {
 		free(rest);
 		free(from);
-		free(seq);
 		return nf_remote_read(t, ios, n);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct nf_io *io = &ios[i];
+		struct pfchunk *cs[READ_CHUNKS];
 		uint64_t end, got = 0;
+		size_t k = 0;
 		io->result = 0;
 		if (io->file >= r->nfiles || io->length == 0 || io->dst == NULL ||
 		    __builtin_add_overflow(io->offset, io->length, &end)) {
@@ -522,26 +632,32 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 		}
 		pthread_mutex_lock(&s->lock);
 		struct pffile *pfi = file_state(s, io->file);
-		seq[i] = io->offset == pfi->next ||
-			 (pfi->nc > 0 && io->offset >= pfi->c[0]->off && io->offset < pfi->ahead);
-		if (!seq[i]) {
+		pthread_mutex_lock(&r->pf->lock);
+		enum pfpos where = position(pfi, io->offset, pfi->win);
+		if (where == PF_LATE) {
+			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
+		} else if (where == PF_OTHER) {
 			/* not sequential: forget the windows, start small again */
-			pthread_mutex_lock(&r->pf->lock);
 			drop_chunks(r->pf, pfi, pfi->nc);
-			pthread_mutex_unlock(&r->pf->lock);
 			pfi->win = r->o.prefetch_min;
 			pfi->ahead = end;
+			pfi->next = end;
 		} else {
-			got = copy_from_chunks(r->pf, pfi, io->offset, end, io->dst);
+			if (end > pfi->next)
+				pfi->next = end;
+			keep_ahead(s, pfi, io->offset, end);
+			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
+		}
+		pthread_mutex_unlock(&r->pf->lock);
+		pthread_mutex_unlock(&s->lock);
+		if (k > 0) {
+			got = copy_from_chunks(r->pf, cs, k, io->offset, end, io->dst);
 			if (got) {
 				pthread_mutex_lock(&r->lock);
 				r->files[io->file].st.prefetch_hits += got;
 				pthread_mutex_unlock(&r->lock);
 			}
 		}
-		if (!seq[i] || end > pfi->next)
-			pfi->next = end;
-		pthread_mutex_unlock(&s->lock);
 		if (got < io->length) {
 			from[nrest] = i;
 			rest[nrest++] = (struct nf_io){.file = io->file, .offset = io->offset + got,
@@ -553,22 +669,10 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 		nf_remote_read(t, rest, nrest);
 	for (size_t k = 0; k < nrest; k++)
 		ios[from[k]].result = rest[k].result;
-	/* with the bytes in: keep the windows coming for sequential readers */
-	for (size_t i = 0; i < n; i++) {
-		struct pffile *pfi;
-		if (ios[i].result < 0) {
-			if (rc == 0)
-				rc = ios[i].result;
-			continue;
-		}
-		pthread_mutex_lock(&s->lock);
-		if (seq[i] && (pfi = file_find(s, ios[i].file)) != NULL &&
-		    pfi->next == ios[i].offset + ios[i].length)
-			keep_ahead(s, pfi, pfi->next);
-		pthread_mutex_unlock(&s->lock);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (ios[i].result < 0 && rc == 0)
+			rc = ios[i].result;
 	free(rest);
 	free(from);
-	free(seq);
 	return rc;
 }

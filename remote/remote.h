@@ -117,7 +117,8 @@ void nf_remote_thread_free(struct nf_remote_thread *t);
  * straight into the segments' buffers (through the block cache when it is
  * on).  Each segment's result is 0 or -errno: -EIO for a short body, a
  * changed object, a timeout or exhausted retries (the reason is kept in
- * the file's stats), -ENOENT for 404/410, -EACCES for 401/403, -EBADF for a
+ * the file's stats; after exhausted retries the file rests, 1 s doubling
+ * to 60 s until a success, and its reads fail at once meanwhile), -ENOENT for 404/410, -EACCES for 401/403, -EBADF for a
  * file index out of range, -EINVAL for a bad span.  Returns 0 or the first
  * failing segment's result. */
 int nf_remote_read(struct nf_remote_thread *t, struct nf_io *ios, size_t n);
@@ -135,13 +136,15 @@ struct nf_remote_stat {
 /* Size and validator of a file: from earlier responses, else one HEAD. */
 int nf_remote_stat(struct nf_remote_thread *t, uint32_t file, struct nf_remote_stat *st);
 
-/* Prefetching reads for one reader.  A read that starts where the last one
- * of the same file ended, or inside the range already fetched ahead (reads
- * that arrive out of order), is sequential: the stream then fetches ahead
- * in windows that start at opts.prefetch_min and double up to
- * opts.prefetch_max, in a background transfer, within the set's
- * opts.prefetch_mem budget; any other read drops the windows of that file
- * and goes straight to the network.  Same results as nf_remote_read.  A
+/* Prefetching reads for one reader.  A read near the furthest byte read of
+ * the same file (16 MiB behind it to 16 MiB, or a window, beyond what was
+ * read or fetched ahead: the kernel's readahead delivers one reader's
+ * requests out of order, on several threads) is sequential: the stream
+ * then fetches ahead in windows that start at opts.prefetch_min and double
+ * up to opts.prefetch_max, on the set's background threads, within the
+ * set's opts.prefetch_mem budget, and the read takes its bytes from them;
+ * a straggler further behind reads directly; any other read (and a file's
+ * first) drops the windows of that file and goes straight to the network.  Same results as nf_remote_read.  A
  * stream may be read from several threads at once (each with its own
  * nf_remote_thread); free it before its set. */
 int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out);

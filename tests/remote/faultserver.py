@@ -17,11 +17,16 @@ names the file):
                  so only the client's own ETag comparison can catch it
   /lastmod/F     no ETag, only Last-Modified, which changes after the second
                  GET; If-Unmodified-Since is ignored (the client must compare)
-  /stall/F       headers and 100 bytes, then silence (until the lifetime ends)
+  /stall/F       headers and 100 bytes (never the last one), then silence
+                 (until the lifetime ends)
   /stallfar/F    ranges starting at byte 300000 or later stall like /stall/
   /redir/F       302 to http://localhost:PORT/ok/F (another host name)
   /503on-S/F     503 forever when F contains S, plain otherwise (one part of
                  a set that never answers)
+  /fail3on-S/F   when F contains S, its first 3 GETs answer 503, then plain
+                 (a part whose server is down for a while, then back)
+  /etagon-S/F    like /etag/ but only for the files whose name contains S:
+                 one object of the set changed, the others stay as they were
 
 The file is the path's last segment, so /ok/BUCKET/KEY works as an S3
 path-style endpoint http://127.0.0.1:PORT/ok (nothing is verified there).
@@ -106,19 +111,21 @@ class H(BaseHTTPRequestHandler):
             return self.plain_status(404)
         data, etag = load(path)
         n = bump(mode + "/" + name) if not head else 0
-        if mode == "etag" and n > 2:
+        if (mode == "etag" or (mode.startswith("etagon-") and mode[7:] in name)) and n > 2:
             etag = '"changed-%d"' % n
         if mode == "redir":
             port = self.server.server_address[1]
             return self.plain_status(302, [("Location", "http://localhost:%d/ok/%s" % (port, name))])
         if mode.startswith("503on-") and mode[6:] in name:
             return self.plain_status(503)
+        if mode.startswith("fail3on-") and mode[8:] in name and n <= 3:
+            return self.plain_status(503)
         if mode == "503always" or (mode == "503once" and n == 1):
             return self.plain_status(503)
         if mode == "429" and n == 1:
             return self.plain_status(429, [("Retry-After", "1")])
         im = self.headers.get("If-Match")
-        if im is not None and im != etag and mode != "etag":
+        if im is not None and im != etag and mode != "etag" and not mode.startswith("etagon-"):
             return self.plain_status(412)
         first, last = 0, len(data) - 1
         rng = self.headers.get("Range")
@@ -152,7 +159,8 @@ class H(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if mode == "stall" or (mode == "stallfar" and first >= 300000):
-            self.wfile.write(body[:100])
+            # never the whole body: a retry that resumes must stall as well
+            self.wfile.write(body[:min(100, len(body) - 1)])
             self.wfile.flush()
             stop.wait(LIFETIME)
             self.close_connection = True

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # ninferfs URL MOUNTPOINT against nginx on loopback (issue 14, the daemon's
 # side).  Proves:
-#   - the mount test matrix over HTTP: the one-file set (text) and the
-#     47-file set (mixed) mounted from their URLs give the same tree, the
-#     same bytes (cmp of every file: objects, planes, bindings, decoded
-#     views, model.safetensors, artifact.json, uses.json) and the same
-#     xattrs as the same sets mounted from the directory nginx serves;
+#   - the mount test matrix over HTTP: every fixture set of the local
+#     mount tests (text: one file; mixed: 47 files; interleaved, shared,
+#     nvfp4rows, unknown, names), and mixed again with decoded_dtype=bf16,
+#     mounted from their URLs give the same tree, the same bytes (cmp of
+#     every file: objects, planes, bindings, decoded views and npy,
+#     model.safetensors, artifact.json, uses.json) and the same xattrs as
+#     the same sets mounted from the directory nginx serves;
 #   - laziness, from the access log: the mount asks for exactly the entry's
 #     [0, 32) and its JSON; reading one object (spread over 12 parts) asks
 #     only for the parts it spans, each part's 32-byte header once and
@@ -33,25 +35,36 @@ xattrs() { (cd "$1" && getfattr -R -d -m - . 2>/dev/null); }
 
 W=$T/www
 mkdir -p "$W"
-"$NF_FIXTURE" text "$W/text" >/dev/null
-"$NF_FIXTURE" mixed "$W/mixed" >/dev/null
+# every fixture set the local mount tests use (tests/mount/): one-file and
+# split sets, interleaved and shared payloads, nvfp4 rows, unknown formats,
+# odd names
+SETS="text mixed interleaved shared nvfp4rows unknown names"
+for s in $SETS; do "$NF_FIXTURE" $s "$W/$s" >/dev/null || fail "nf-fixture $s"; done
 ngx_start "$W"
 U=$NGX_URL
 
-# --- the matrix: the same tree, bytes and xattrs locally and over HTTP
-for s in text mixed; do
-	mnt "$W/$s/$s.ninfer" "$T/l-$s"
-	mnt "$U/$s/$s.ninfer" "$T/r-$s"
+# --- the matrix: the same tree, bytes and xattrs locally and over HTTP,
+# each set with the default decoded dtype (f32) and mixed (every codec of
+# the fixtures) also with bf16
+matrix() { # SET LABEL [ninferfs args...]
+	local s=$1 label=$2
+	shift 2
+	mnt "$W/$s/$s.ninfer" "$T/l-$s" "$@"
+	mnt "$U/$s/$s.ninfer" "$T/r-$s" "$@"
 	tree_same "$T/l-$s" "$T/r-$s"
 	xattrs "$T/l-$s" >"$T/xl"
 	xattrs "$T/r-$s" >"$T/xr"
-	cmp -s "$T/xl" "$T/xr" || fail "$s: xattrs differ: $(diff "$T/xl" "$T/xr" | head)"
-	grep -q '"engine": "remote"' "$T/r-$s/stats" || fail "$s: engine: $(head -5 "$T/r-$s/stats")"
-	grep -q '"engine": "io_uring"' "$T/l-$s/stats" || fail "$s: local engine"
+	cmp -s "$T/xl" "$T/xr" || fail "$label: xattrs differ: $(diff "$T/xl" "$T/xr" | head)"
+	grep -q '"engine": "remote"' "$T/r-$s/stats" || fail "$label: engine: $(head -5 "$T/r-$s/stats")"
+	grep -q '"engine": "io_uring"' "$T/l-$s/stats" || fail "$label: local engine"
 	umnt "$T/r-$s"
 	umnt "$T/l-$s"
-	ok "$s over HTTP: $TREE_FILES files byte-identical to the local mount (cmp), the same xattrs"
-done
+	ok "$label over HTTP ($(ls "$W/$s" | grep -c "^$s.ninfer") files on the server): $((TREE_FILES - TREE_ERRS)) files byte-identical to the local mount (cmp), $TREE_ERRS failing alike on both (EOPNOTSUPP), the same xattrs"
+}
+t0=$(date +%s)
+for s in $SETS; do matrix "$s" "$s"; done
+matrix mixed "mixed, decoded_dtype=bf16" -o decoded_dtype=bf16
+echo "matrix: $(($(date +%s) - t0)) s"
 
 # --- laziness
 J=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["json_bytes"])' "$W/mixed/expect/manifest.json")

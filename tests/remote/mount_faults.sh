@@ -8,12 +8,17 @@
 #   - one part answering 503 forever: the reads touching it fail with EIO
 #     after the bounded tries, every other object still reads, stats
 #     counts the retries;
-#   - an ETag that changes after a file's second response (If-Match
+#   - one part's ETag changing after its second response (If-Match
 #     ignored): the next read of it fails with EIO, the failure is logged
-#     once, files.json says the file is bad and why;
-#   - a server that stalls: the read fails with EIO once the low-speed
-#     limit drops the attempts (no FUSE request hangs: cat returns), and an
-#     object before the stall still reads;
+#     once, files.json says that part is bad and why, and every other file
+#     (the entry, the other parts) still reads byte-exact;
+#   - a part whose first check fails (503 until the tries are spent): EIO,
+#     at once again while it rests, then a later read checks it again and
+#     reads byte-exact (not bad for the rest of the mount);
+#   - a server that stalls, with the default options: the read fails with
+#     EIO within retry_ms (no FUSE request hangs: cat
+#     returns), the next at once, and after the rest an object before the
+#     stall reads;
 #   - a redirect to another host: refused (exit 8 naming it) unless
 #     -o redirects=any.
 . "$(dirname "$0")/lib.sh"
@@ -70,12 +75,7 @@ PY
 umnt "$T/e"
 ok "part 7 answering 503 forever: objects/$bad fails with EIO in $dt ms (3 tries), $n objects sparing it read byte-exact"
 
-# --- an ETag that changes after each file's second response
-mnt "$S/etag/mixed.ninfer" "$T/g" -o "$fast"
-# the entry: its header and its JSON were the two; artifact.json is the third
-cat "$T/g/artifact.json" >/dev/null 2>"$T/cat.err" && fail "artifact.json read after the entry changed"
-# a part: its header check and a first object are two, a second object the third
-# (two objects that share a part and do not touch the entry)
+# two objects that share a part and do not touch the entry: "PART O1 O2"
 read -r p o1 o2 < <($PY - "$T/parts" <<'PY'
 import sys
 objs = [l.split() for l in open(sys.argv[1])]
@@ -88,28 +88,70 @@ for p in sorted({x for _, ps in objs for x in ps}):
 PY
 )
 [ -n "$o2" ] || fail "no part with two objects: $(cat "$T/parts")"
+pname=$(printf 'part-%04d' "$p")
+gets() { grep -c "^GET /$1/mixed.ninfer.$pname " "$T/log" || true; }
+
+# --- one part's ETag changes after its second response: that part fails,
+# every other file (the entry and the other parts) keeps serving byte-exact
+mnt "$S/etagon-$pname/mixed.ninfer" "$T/g" -o "$fast"
 # (o1 is read with the part's second response, or, when the kernel cuts
 # its read in two, its third already; either way o2 comes after)
 cat "$T/g/objects/$o1" >/dev/null 2>&1 || true
 cat "$T/g/objects/$o2" >/dev/null 2>"$T/cat.err" && fail "objects/$o2 read after part $p changed"
 grep -q "Input/output error" "$T/cat.err" || fail "objects/$o2: $(cat "$T/cat.err")"
 cat "$T/g/objects/$o2" >/dev/null 2>&1 && fail "objects/$o2 read the second time"
-$PY - "$T/g/files.json" "$p" <<'PY' || fail "files.json: $(cat "$T/g/files.json" | head -80)"
+cmp "$T/l/artifact.json" "$T/g/artifact.json" || fail "artifact.json with only part $p changed"
+n=0
+for o in $(sparing "$p"); do cmp "$T/l/objects/$o" "$T/g/objects/$o" || fail "objects/$o (part $p changed)"; n=$((n + 1)); done
+[ "$n" -ge 10 ] || fail "only $n objects spare part $p"
+$PY - "$T/g/files.json" "$p" <<'PY' || fail "files.json: $(head -c 4000 "$T/g/files.json")"
 import json, sys
 fj, p = json.load(open(sys.argv[1])), int(sys.argv[2])
-for i in (0, p):
-    f = fj[i]
-    assert f["status"] == "bad", f
-    assert "changed on the server" in f["reason"], f
-    assert f["remote"]["status"] == "changed", f
+f = fj[p]
+assert f["status"] == "bad", f
+assert "changed on the server" in f["reason"], f
+assert f["remote"]["status"] == "changed", f
+# the others: present (read), or unchecked (no object sparing p uses them)
+others = [x for x in fj if x["index"] != p]
+odd = [x for x in others if (x["status"], x["remote"]["status"]) not in
+       (("present", "ok"), ("unchecked", "unknown"))]
+assert not odd, odd
+assert fj[0]["status"] == "present" and sum(x["status"] == "present" for x in others) >= 10, others
 PY
 umnt "$T/g"
 nlog=$(grep -c "files\[$p\]: .*changed on the server" "$T/g.log" || true)
 [ "$nlog" = 1 ] || fail "part $p's change logged $nlog times: $(cat "$T/g.log")"
-ok "an ETag changed on the server: artifact.json and objects/$o2 (part $p) fail with EIO, logged once, files.json says bad: changed on the server"
+ok "part $p's ETag changed on the server: objects/$o2 fails with EIO, logged once, files.json says bad: changed; artifact.json and the $n objects sparing it byte-exact, every other file present"
 
-# --- a stall: ranges from byte 300000 on never come
-mnt "$S/stallfar/text.ninfer" "$T/s" -o tries=2,low_speed_secs=2,retry_ms=8000,backoff_ms=20
+# --- a part's first check fails (its first 3 GETs answer 503: the bounded
+# tries spent), then the server is back: the part is asked again by a later
+# read, not bad for the rest of the mount; in between, reads fail at once
+mnt "$S/fail3on-$pname/mixed.ninfer" "$T/c" -o "$fast"
+cat "$T/c/objects/$o1" >/dev/null 2>"$T/cat.err" && fail "objects/$o1 read while part $p answers 503"
+grep -q "Input/output error" "$T/cat.err" || fail "objects/$o1: $(cat "$T/cat.err")"
+g1=$(gets "fail3on-$pname")
+[ "$g1" = 3 ] || fail "part $p: $g1 GETs for its first check, not 3: $(grep "$pname" "$T/log")"
+t0=$(ms)
+cat "$T/c/objects/$o1" >/dev/null 2>&1 && fail "objects/$o1 read while the part rests"
+dt=$(($(ms) - t0))
+[ "$(gets "fail3on-$pname")" = 3 ] || fail "part $p asked again at once: $(grep "$pname" "$T/log")"
+[ "$dt" -lt 900 ] || fail "a read of the resting part took $dt ms"
+sleep 1.1
+cmp "$T/l/objects/$o1" "$T/c/objects/$o1" || fail "objects/$o1 after the server came back"
+cmp "$T/l/objects/$o2" "$T/c/objects/$o2" || fail "objects/$o2 after the server came back"
+$PY - "$T/c/files.json" "$p" <<'PY' || fail "files.json: $(head -c 4000 "$T/c/files.json")"
+import json, sys
+fj, p = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert fj[p]["status"] == "present" and fj[p]["remote"]["status"] == "ok", fj[p]
+PY
+umnt "$T/c"
+ok "part $p's first check failed (3 x 503): EIO, the next read at once EIO in $dt ms with no request, after the 1 s rest objects/$o1 and $o2 read byte-exact and the part is present"
+
+# --- a stall with the default options: ranges from byte 300000 on never
+# come.  Bound: retry_ms (30 s) + 3 s of slack; two attempts of
+# the 15 s low-speed limit, then EIO; the next read fails at once (the
+# file rests), no FUSE request hangs (cat returns)
+mnt "$S/stallfar/text.ninfer" "$T/s"
 mnt "$T/set/text.ninfer" "$T/lt"
 far="" near=""
 for o in $(cd "$T/lt/objects" && ls); do
@@ -120,15 +162,22 @@ for o in $(cd "$T/lt/objects" && ls); do
 done
 [ -n "$far" ] && [ -n "$near" ] || fail "text: no object past 300000 ($far) or before ($near)"
 t0=$(ms)
-timeout 30 cat "$T/s/objects/$far" >/dev/null 2>"$T/cat.err" && fail "objects/$far read from a stalled server"
+timeout 60 cat "$T/s/objects/$far" >/dev/null 2>"$T/cat.err" && fail "objects/$far read from a stalled server"
 rc=$?
 dt=$(($(ms) - t0))
-[ "$rc" != 124 ] || fail "cat of objects/$far hung (killed by timeout after 30 s)"
+[ "$rc" != 124 ] || fail "cat of objects/$far hung (killed by timeout after 60 s)"
 grep -q "Input/output error" "$T/cat.err" || fail "stall: $(cat "$T/cat.err")"
+[ "$dt" -lt 33000 ] || fail "a stall with the default options took $dt ms (bound 33000)"
+t0=$(ms)
+cat "$T/s/objects/$far" >/dev/null 2>&1 && fail "objects/$far read the second time"
+dt2=$(($(ms) - t0))
+[ "$dt2" -lt 1000 ] || fail "the second read of the stalled part took $dt2 ms"
+# the whole file rests (1 s), then its ranges that do come read again
+sleep 1.1
 cmp "$T/lt/objects/$near" "$T/s/objects/$near" || fail "objects/$near"
 umnt "$T/s"
 umnt "$T/lt"
-ok "a stalled server: objects/$far fails with EIO in $dt ms (2 tries of a 2 s low-speed limit), objects/$near still reads"
+ok "a stalled server, default options: objects/$far fails with EIO in $dt ms (bound 33 s), again in $dt2 ms, objects/$near reads after the 1 s rest"
 
 # --- redirects
 mkdir -p "$T/x"
