@@ -24,7 +24,8 @@
 #   (e) bytes fetched (nginx's $bytes_sent, and the daemon's bytes_fetched)
 #       to read objects/w.small (1 MiB) out of the set (goal <= 4 MiB)
 # ONLY=abe (default abcde) runs only those parts; the table says "-" for
-# the others.  The load average is printed at the start and the end (the
+# the others; MOUNT_OPTS (e.g. "-o prefetch_mem=0") go to the URL mounts of
+# (a) and (b).  The load average is printed at the start and the end (the
 # machine may be shared).
 set -euo pipefail
 
@@ -50,6 +51,7 @@ rm_work() { rm -rf "$WORK"; }
 CLEANUPS+=(rm_work)
 mkdir -p "$WORK/www/set" "$WORK/www/many"
 ONLY=${ONLY:-abcde}
+MOUNT_OPTS=${MOUNT_OPTS:-}
 want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
 RA=- RL=- RB=- RC=- RD=- RE=-
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -93,7 +95,8 @@ curl_ranges() {
 # MiB/s of: a fresh mount of BASE's set, dd of objects/w.big
 mount_seq() {
 	local t0 t1 r
-	mnt "$1/set/big.ninfer" "$T/m"
+	# shellcheck disable=SC2086 # MOUNT_OPTS is a list of words
+	mnt "$1/set/big.ninfer" "$T/m" $MOUNT_OPTS
 	t0=$(now)
 	dd if="$T/m/objects/w.big" of=/dev/null bs=1M status=none
 	t1=$(now)
