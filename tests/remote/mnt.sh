@@ -75,3 +75,28 @@ tree_same() {
 	done < <(cd "$a" && find . -type f | sort)
 	TREE_FILES=$n
 }
+
+# object_parts DIR: one line per file of DIR/objects, "<id> <file>...": the
+# set's files its segments lie in (user.ninfer.segments of a local mount)
+object_parts() {
+	(cd "$1/objects" && for f in *; do
+		getfattr --only-values -n user.ninfer.segments "$f" |
+			$PY -c 'import json,sys; print(sys.argv[1], " ".join(str(s["file"]) for s in json.load(sys.stdin)))' "$f"
+	done)
+}
+
+# shared_part PARTS: "<part> <id1> <id2>": the first part two objects lie
+# in, among the objects that do not touch the entry (file 0); PARTS as
+# object_parts wrote it; nothing when there is no such part
+shared_part() {
+	$PY - "$1" <<'PY'
+import sys
+objs = [l.split() for l in open(sys.argv[1])]
+objs = [(o[0], [int(x) for x in o[1:]]) for o in objs if "0" not in o[1:]]
+for p in sorted({x for _, ps in objs for x in ps}):
+    on = [name for name, ps in objs if p in ps]
+    if len(on) >= 2:
+        print(p, on[0], on[1])
+        break
+PY
+}

@@ -47,10 +47,7 @@ for mode in drop 503once short; do
 done
 
 # objects by the parts they touch (from the local mount's segments)
-(cd "$T/l/objects" && for f in *; do
-	getfattr --only-values -n user.ninfer.segments "$f" |
-		$PY -c 'import json,sys; print(sys.argv[1], " ".join(str(s["file"]) for s in json.load(sys.stdin)))' "$f"
-done) >"$T/parts"
+object_parts "$T/l" >"$T/parts"
 touching() { awk -v p="$1" '{for (i = 2; i <= NF; i++) if ($i == p) {print $1; next}}' "$T/parts"; }
 sparing() { awk -v p="$1" '{for (i = 2; i <= NF; i++) if ($i == p) next; print $1}' "$T/parts"; }
 
@@ -76,17 +73,7 @@ umnt "$T/e"
 ok "part 7 answering 503 forever: objects/$bad fails with EIO in $dt ms (3 tries), $n objects sparing it read byte-exact"
 
 # two objects that share a part and do not touch the entry: "PART O1 O2"
-read -r p o1 o2 < <($PY - "$T/parts" <<'PY'
-import sys
-objs = [l.split() for l in open(sys.argv[1])]
-objs = [(o[0], [int(x) for x in o[1:]]) for o in objs if "0" not in o[1:]]
-for p in sorted({x for _, ps in objs for x in ps}):
-    on = [name for name, ps in objs if p in ps]
-    if len(on) >= 2:
-        print(p, on[0], on[1])
-        break
-PY
-)
+read -r p o1 o2 < <(shared_part "$T/parts")
 [ -n "$o2" ] || fail "no part with two objects: $(cat "$T/parts")"
 pname=$(printf 'part-%04d' "$p")
 gets() { grep -c "^GET /$1/mixed.ninfer.$pname " "$T/log" || true; }

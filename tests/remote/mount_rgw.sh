@@ -57,21 +57,8 @@ umnt "$T/r"
 mnt "$E" "$T/r" -o endpoint="$RGW_URL"
 # two objects that share a part (not the entry): the first read records
 # the part's ETag, the second comes after the overwrite
-(cd "$T/l/objects" && for f in *; do
-	getfattr --only-values -n user.ninfer.segments "$f" |
-		$PY -c 'import json,sys; print(sys.argv[1], " ".join(str(s["file"]) for s in json.load(sys.stdin)))' "$f"
-done) >"$T/parts"
-read -r p o1 o2 < <($PY - "$T/parts" <<'PY'
-import sys
-objs = [l.split() for l in open(sys.argv[1])]
-objs = [(o[0], [int(x) for x in o[1:]]) for o in objs if "0" not in o[1:]]
-for p in sorted({x for _, ps in objs for x in ps}):
-    on = [name for name, ps in objs if p in ps]
-    if len(on) >= 2:
-        print(p, on[0], on[1])
-        break
-PY
-)
+object_parts "$T/l" >"$T/parts"
+read -r p o1 o2 < <(shared_part "$T/parts")
 [ -n "$o2" ] || fail "no part with two objects: $(cat "$T/parts")"
 cmp "$T/l/objects/$o1" "$T/r/objects/$o1" || fail "objects/$o1 before the overwrite"
 P=$(printf 'mixed.ninfer.part-%04d' "$p")
