@@ -53,7 +53,9 @@
 #              over the same 4 read one after another (goal >= 1.6 on 2
 #              cores); the CPU cost per GiB of each, the CPUs they kept
 #              busy, the machine's idle share meanwhile, and the most the
-#              cores allow at the 4 readers' cost
+#              cores allow at the 4 readers' cost; the same on a mount with
+#              -o direct_io (no page cache: the reader's kernel allocates
+#              no 4 KiB pages; bench/kernel_side.sh says where a GiB goes)
 #   requests   the FUSE_READ sizes the kernel sent for one memmap pass and
 #              one dd pass of decoded/model.safetensors (fuse tracepoints,
 #              a private trace instance), and the daemon's stats for one
@@ -85,6 +87,8 @@ for dt in "${DTYPES[@]}"; do
 	nf_mount "$ENTRY" "${MNT[$dt]}" -o decoded_dtype="$dt"
 done
 M=${MNT[f32]}
+MDIO=$WORK/mnt-dio
+nf_mount "$ENTRY" "$MDIO" -o direct_io
 
 size() { stat -c %s "$1"; }
 dd_all() { local f; for f in "$@"; do dd if="$f" bs=1M status=none; done; }
@@ -166,6 +170,9 @@ for r in $(seq "$REPS"); do
 	PAR=("$M"/decoded/objects/w.{q4,q8,nvfp4,fp8})
 	rec par_one $(first_read "${PAR[@]}")
 	rec par_four $(pass par4 "${PAR[@]}")
+	PARD=("$MDIO"/decoded/objects/w.{q4,q8,nvfp4,fp8})
+	rec par_one_dio $(first_read "${PARD[@]}")
+	rec par_four_dio $(pass par4 "${PARD[@]}")
 	rec raw $(first_read "${RAW[@]}")
 	echo "   round $r done (load $(load1))"
 done
@@ -429,6 +436,8 @@ for dt in "${DTYPES[@]}"; do
 done
 row "one reader: 4 decoded objects in turn" par_one
 row "4 parallel readers: aggregate" par_four "$(ratio par_four par_one)x one reader"
+row "one reader, -o direct_io mount" par_one_dio
+row "4 parallel readers, -o direct_io mount" par_four_dio "$(ratio par_four_dio par_one_dio)x one reader"
 for qd in 1 16; do
 	row "fio 4k randread QD$qd objects/w.bf16 (IOPS)" "fio_raw_$qd"
 	row "fio 4k randread QD$qd decoded/objects/w.q4 (IOPS)" "fio_dec_$qd" "$(ratio "fio_dec_$qd" "fio_raw_$qd")x raw"
@@ -476,6 +485,7 @@ NCPU=$(nproc)
 echo "parallel: one reader $(med par_one) MiB/s at $(par_cost par_one) CPU-s/GiB (daemon + dd: $(par_cpus par_one) CPUs busy, machine idle $(col par_one 5));"
 echo "  4 readers $(med par_four) MiB/s at $(par_cost par_four) CPU-s/GiB ($(par_cpus par_four) CPUs, machine idle $(col par_four 5));"
 echo "  $NCPU cores at the 4 readers' cost: at most $(awk -v n="$NCPU" -v c="$(par_cost par_four)" -v o="$(med par_one)" 'BEGIN { if (c == "n/a" || c <= 0 || o == "-") print "n/a"; else printf "%.0f MiB/s = %.2fx one reader", n / c * 1024, n / c * 1024 / o }')"
+echo "  -o direct_io: one reader $(med par_one_dio) MiB/s at $(par_cost par_one_dio) CPU-s/GiB, 4 readers $(med par_four_dio) MiB/s at $(par_cost par_four_dio)"
 echo "FUSE_READ sizes, memmap of model.safetensors: $REQ_MMAP"
 echo "FUSE_READ sizes, dd bs=1M of model.safetensors: $REQ_DD"
 echo
@@ -495,3 +505,4 @@ else
 	goal "np.load mmap sum decoded/npy / dd" "n/a" ">=" 0.8
 fi
 goal "4 parallel readers aggregate / one" "$(ratio par_four par_one)" ">=" 1.6
+goal "the same on a -o direct_io mount" "$(ratio par_four_dio par_one_dio)" ">=" 1.6

@@ -31,6 +31,7 @@ struct nf_options {
 	char *source;
 	char *format;            /* -o format=NAME: the family, else detected */
 	int lenient;
+	int direct_io;           /* -o direct_io: every open FOPEN_DIRECT_IO */
 	unsigned uring_depth;
 	unsigned threads;
 	unsigned uid, gid, umask;

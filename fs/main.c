@@ -46,6 +46,7 @@ _Static_assert(NFAMILIES <= NF_FAMILIES_MAX, "NF_FAMILIES_MAX (fs/context.h)");
 static const struct fuse_opt opt_spec[] = {
 	NF_OPT("format=%s", format, 0),
 	NF_OPT("lenient", lenient, 1),
+	NF_OPT("direct_io", direct_io, 1),
 	/* numbers are parsed by number_opt(), not by fuse_opt's %u/%o, which
 	 * wrap silently (uid=4294967296 was uid 0) and take 0o22 as 0 */
 	FUSE_OPT_KEY("uring_depth=", KEY_NUMBER),
@@ -89,6 +90,7 @@ static void usage(FILE *out, const char *prog)
 		fputs(families[i]->help, out);
 	fprintf(out,
 		"    -o lenient             mount even with directory errors\n"
+		"    -o direct_io           reads bypass the page cache (no shared mmap)\n"
 		"    -o uring_depth=N       io_uring entries per worker thread, 1-4096 (%u)\n"
 		"    -o threads=N           FUSE worker threads, 1-1024 (%u)\n"
 		"    -o uid=N,gid=N         owner of every file, 0-4294967294 (the caller's)\n"

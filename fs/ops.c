@@ -295,6 +295,15 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		    node->kind == NF_VIEW_FILE || family_kind(node))
 			open_stream(fs, fi);
 	}
+	/* -o direct_io: every read reaches the daemon and is copied straight
+	 * into the reader's buffer; the reader's kernel no longer allocates
+	 * and fills 4 KiB page-cache pages (FUSE has no large folios on the
+	 * kernels measured: bench/README.md, issue 15, kernel side), half
+	 * the CPU of a streamed GiB.  The kernel then refuses a MAP_SHARED
+	 * mapping (ENODEV: libfuse 3.14 cannot offer
+	 * FUSE_DIRECT_IO_ALLOW_MMAP); MAP_PRIVATE still maps. */
+	if (fs->opt.direct_io)
+		fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) != 0)
 		release_handle(fs, node, (uint32_t)n, fi);
 }
