@@ -11,6 +11,17 @@
  * is memcpy of the same output bytes (a copy of the decoded tensor) in the
  * same 1 MiB chunks.  The three are interleaved chunk by chunk (see
  * one_run()), each with its own buffers.
+ * Every row is measured twice in the same run.  First DRAM to DRAM, as
+ * above.  Then "daemon-shaped" (the columns after the second bar), the
+ * way ninferfs's daemon runs a decode (fs/ninfer/decoded.c): per 1 MiB of
+ * output the chunk's source spans are copied from the big object into one
+ * reused scratch buffer (the engine's read into the thread's work area),
+ * the decode runs from there into one reused 1 MiB reply buffer (timed),
+ * and the reply is copied out to a big buffer (the kernel's copy into the
+ * mount's page cache); the anchor is the same with memcpy of the chunk's
+ * output bytes in place of the decode.  Only the decode (or the anchor's
+ * memcpy) is timed; the scratch and reply are shared by the three
+ * contenders, so all three see the same addresses.
  * It also times the standalone f32 -> bf16 / f16 conversions
  * (nf_f32_to_bf16 / nf_f32_to_f16) on 32 Mi floats, and, as the floor of
  * any kernel that reads 4 bytes per 2 it writes, the same floats read with
@@ -40,6 +51,10 @@
 
 #define OUT_CHUNK (1u << 20) /* output bytes per nf_decode call */
 #define MAX_REPS 64
+/* daemon-shaped scratch: the source spans of one chunk (at most 2 MiB of
+ * floats per 1 MiB of output, plus an nvfp4 chunk's scale tiles and
+ * divisors), each at a 64-byte boundary */
+#define SCRATCH (4u << 20)
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void)
@@ -59,7 +74,8 @@ static double now(void)
 
 static void *xmalloc(size_t n)
 {
-	void *p = malloc(n);
+	/* page-aligned, as a daemon's work area and reply buffer are */
+	void *p = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
 	if (!p) {
 		fprintf(stderr, "decode-bench: out of memory (%zu bytes)\n", n);
 		exit(8);
@@ -88,6 +104,11 @@ struct job {
 	uint8_t *out_s, *out_v;
 	const uint8_t *mc_src;        /* memcpy: a copy of the output */
 	uint8_t *mc_dst;
+	/* daemon-shaped: the reused scratch (source) and reply buffers, and
+	 * where each contender's replies are copied out (memcpy, scalar,
+	 * SIMD) */
+	uint8_t *scratch, *reply;
+	uint8_t *sink[3];
 };
 
 static inline uint64_t ld64(const uint8_t *p)
@@ -145,11 +166,70 @@ static void do_chunk(const struct job *j, size_t c, enum nf_isa isa, const uint8
 	}
 }
 
+/* Daemon-shaped, untimed part 1: the source bytes of output chunk c
+ * copied into the scratch buffer as the engine's read leaves them (each
+ * span at a 64-byte boundary, as fs/ninfer/decoded.c places them);
+ * bufs[] point into the scratch.  which: 0 memcpy anchor (the chunk's
+ * output bytes), else a decode or conversion. */
+static void dmn_fetch(const struct job *j, size_t c, int which, const uint8_t *src,
+		      const uint8_t *bufs[NF_MAX_SPANS], uint64_t *b, uint64_t *e)
+{
+	size_t o = c * OUT_CHUNK, len = j->out_bytes - o < OUT_CHUNK ? j->out_bytes - o : OUT_CHUNK;
+
+	if (which == 0) {
+		memcpy(j->scratch, j->mc_src + o, len);
+		return;
+	}
+	if (!j->g) {
+		memcpy(j->scratch, src + 2 * o, 2 * len);
+		return;
+	}
+	const size_t esz = nf_dtype_size(j->dt);
+	struct nf_span sp[NF_MAX_SPANS];
+	uint8_t *at = j->scratch;
+	*b = o / esz;
+	*e = *b + len / esz;
+	unsigned n = nf_decode_spans(j->g, *b, *e, sp);
+	for (unsigned i = 0; i < n; i++) {
+		if (sp[i].length > (size_t)(j->scratch + SCRATCH - at)) {
+			fprintf(stderr, "decode-bench: a chunk's source exceeds the scratch\n");
+			exit(8);
+		}
+		memcpy(at, src + sp[i].offset, sp[i].length);
+		bufs[i] = at;
+		at += (sp[i].length + 63) & ~(size_t)63;
+	}
+}
+
+/* Daemon-shaped, the timed part: the decode (or memcpy) from the scratch
+ * into the reply. */
+static void dmn_decode(const struct job *j, size_t len, int which, enum nf_isa isa,
+		       const uint8_t *const bufs[NF_MAX_SPANS], uint64_t b, uint64_t e)
+{
+	if (which == 0) {
+		memcpy(j->reply, j->scratch, len);
+	} else if (!j->g) {
+		const float *in = (const float *)(const void *)j->scratch;
+		uint16_t *dst = (uint16_t *)(void *)j->reply;
+		if (j->to_f16 == 2)
+			read_only(j->scratch, 2 * len, j->reply);
+		else if (j->to_f16)
+			nf_f32_to_f16_isa(in, dst, len / 2, isa);
+		else
+			nf_f32_to_bf16_isa(in, dst, len / 2, isa);
+	} else if (nf_decode_isa(j->g, b, e, bufs, j->dt, j->reply, isa)) {
+		fprintf(stderr, "decode-bench: nf_decode failed\n");
+		exit(8);
+	}
+}
+
 /* Times of one cell: per run (t[0] memcpy, t[1] scalar, t[2] SIMD), and
  * per output chunk the fastest of all runs. */
 struct cell {
 	double t[3][MAX_REPS];
 	double *best[3];
+	double dt[3][MAX_REPS]; /* daemon-shaped */
+	double *dbest[3];
 	size_t nchunks;
 };
 
@@ -158,19 +238,22 @@ static void cell_init(struct cell *c, size_t out_bytes)
 	c->nchunks = (out_bytes + OUT_CHUNK - 1) / OUT_CHUNK;
 	for (int k = 0; k < 3; k++) {
 		c->best[k] = malloc(c->nchunks * sizeof(double));
-		if (!c->best[k]) {
+		c->dbest[k] = malloc(c->nchunks * sizeof(double));
+		if (!c->best[k] || !c->dbest[k]) {
 			fprintf(stderr, "decode-bench: out of memory\n");
 			exit(8);
 		}
 		for (size_t i = 0; i < c->nchunks; i++)
-			c->best[k][i] = 1e9;
+			c->best[k][i] = c->dbest[k][i] = 1e9;
 	}
 }
 
 static void cell_free(struct cell *c)
 {
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 3; k++) {
 		free(c->best[k]);
+		free(c->dbest[k]);
+	}
 }
 
 /* One run: every output chunk by memcpy, the scalar reference and SIMD in
@@ -200,11 +283,41 @@ static void one_run(const struct job *j, int run, struct cell *cl)
 	}
 }
 
+/* One daemon-shaped run: the same rotation, each contender's chunk
+ * fetched into the shared scratch, decoded into the shared reply (timed)
+ * and copied out to its own sink. */
+static void one_run_daemon(const struct job *j, int run, struct cell *cl)
+{
+	const uint8_t *srcs[3] = {NULL, j->src_s, j->src_v};
+
+	for (int k = 0; k < 3; k++)
+		cl->dt[k][run] = 0;
+	for (size_t c = 0; c * OUT_CHUNK < j->out_bytes; c++) {
+		size_t o = c * OUT_CHUNK;
+		size_t len = j->out_bytes - o < OUT_CHUNK ? j->out_bytes - o : OUT_CHUNK;
+		for (int k = 0; k < 3; k++) {
+			int which = (k + run) % 3;
+			const uint8_t *bufs[NF_MAX_SPANS] = {0};
+			uint64_t b = 0, e = 0;
+			dmn_fetch(j, c, which, srcs[which], bufs, &b, &e);
+			double t0 = now();
+			dmn_decode(j, len, which, which == 2 ? j->simd : NF_ISA_SCALAR, bufs, b, e);
+			double t = now() - t0;
+			memcpy(j->sink[which] + o, j->reply, len);
+			cl->dt[which][run] += t;
+			if (t < cl->dbest[which][c])
+				cl->dbest[which][c] = t;
+		}
+	}
+}
+
 static void run_cell(const struct job *j, int reps, struct cell *c)
 {
 	cell_init(c, j->out_bytes);
 	for (int i = 0; i < reps; i++)
 		one_run(j, i, c);
+	for (int i = 0; i < reps; i++)
+		one_run_daemon(j, i, c);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -222,20 +335,27 @@ static double median(double *v, int n)
 static void print_cell(const char *name, const char *dt, double src_bytes, double out_bytes,
 		       struct cell *c, int reps)
 {
-	double r_sc[MAX_REPS], r_sv[MAX_REPS], best[3] = {0, 0, 0};
+	double r_sc[MAX_REPS], r_sv[MAX_REPS], r_dv[MAX_REPS], best[3] = {0, 0, 0},
+							      dbest[3] = {0, 0, 0};
 	for (int i = 0; i < reps; i++) {
 		r_sc[i] = c->t[0][i] / c->t[1][i];
 		r_sv[i] = c->t[0][i] / c->t[2][i];
+		r_dv[i] = c->dt[0][i] / c->dt[2][i];
 	}
 	for (int k = 0; k < 3; k++)
-		for (size_t i = 0; i < c->nchunks; i++)
+		for (size_t i = 0; i < c->nchunks; i++) {
 			best[k] += c->best[k][i];
+			dbest[k] += c->dbest[k][i];
+		}
+	double dm = median(c->dt[0], reps), dv = median(r_dv, reps);
 	double tm = median(c->t[0], reps), ts = median(c->t[1], reps), tv = median(c->t[2], reps);
 	double rs = median(r_sc, reps), rv = median(r_sv, reps);
-	printf("%-10s %-5s %7.1f %7.1f | %8.2f %8.2f %8.2f | %8.2f | %6.2fx %6.2fx %6.2fx %6.1fx%s\n",
+	printf("%-10s %-5s %7.1f %7.1f | %8.2f %8.2f %8.2f | %8.2f | %6.2fx %6.2fx %6.2fx "
+	       "%6.1fx%s | %8.2f %6.2fx %6.2fx%s\n",
 	       name, dt, src_bytes / 1048576.0, out_bytes / 1048576.0, out_bytes / ts / 1e9,
 	       out_bytes / tv / 1e9, src_bytes / tv / 1e9, out_bytes / tm / 1e9, rs, rv,
-	       best[0] / best[2], ts / tv, rv < 0.8 ? "  < 0.8" : "");
+	       best[0] / best[2], ts / tv, rv < 0.8 ? "  < 0.8" : "       ", out_bytes / dm / 1e9,
+	       dv, dbest[0] / dbest[2], dv < 0.8 ? "  < 0.8" : "");
 	fflush(stdout);
 	cell_free(c);
 }
@@ -300,10 +420,13 @@ static int bench_format(const struct row *r, int reps, enum nf_isa simd, uint64_
 	memcpy(obj2, obj, g.bytes);
 	size_t max_out = (size_t)g.elements * 4;
 	uint8_t *a = xmalloc(max_out), *b = xmalloc(max_out), *src = xmalloc(max_out),
-		*m = xmalloc(max_out);
+		*m = xmalloc(max_out), *scratch = xmalloc(SCRATCH), *reply = xmalloc(OUT_CHUNK);
 	for (int d = 0; d < 3; d++) {
+		/* the daemon-shaped replies are copied out over the DRAM-shaped
+		 * outputs: the check below covers both */
 		struct job j = {.g = &g, .dt = dts[d], .simd = simd, .src_s = obj, .src_v = obj2,
-				.out_s = a, .out_v = b, .mc_src = src, .mc_dst = m};
+				.out_s = a, .out_v = b, .mc_src = src, .mc_dst = m,
+				.scratch = scratch, .reply = reply, .sink = {m, a, b}};
 		j.out_bytes = (size_t)g.elements * nf_dtype_size(dts[d]);
 		/* the anchor copies the decoded bytes themselves: on this VM
 		 * memcpy from a zero-filled buffer ran ~1.6x faster than from
@@ -326,6 +449,8 @@ static int bench_format(const struct row *r, int reps, enum nf_isa simd, uint64_
 	free(b);
 	free(src);
 	free(m);
+	free(scratch);
+	free(reply);
 	return 0;
 }
 
@@ -335,7 +460,7 @@ static int bench_conversions(const char *only, int reps, enum nf_isa simd, uint6
 	size_t n = (size_t)nrows * 4096;
 	float *in = xmalloc(n * 4), *in2 = xmalloc(n * 4);
 	uint8_t *o = xmalloc(n * 2), *o2 = xmalloc(n * 2), *src = xmalloc(n * 2),
-		*m = xmalloc(n * 2);
+		*m = xmalloc(n * 2), *scratch = xmalloc(SCRATCH), *reply = xmalloc(OUT_CHUNK);
 
 	for (size_t i = 0; i < n; i++) {
 		uint32_t u = (uint32_t)rnd();
@@ -347,7 +472,8 @@ static int bench_conversions(const char *only, int reps, enum nf_isa simd, uint6
 		const char *name = which == 2 ? "read-f32" : which ? "f32->f16" : "f32->bf16";
 		struct job j = {.to_f16 = which, .out_bytes = n * 2, .simd = simd,
 				.src_s = (const uint8_t *)in, .src_v = (const uint8_t *)in2,
-				.out_s = o, .out_v = o2, .mc_src = src, .mc_dst = m};
+				.out_s = o, .out_v = o2, .mc_src = src, .mc_dst = m,
+				.scratch = scratch, .reply = reply, .sink = {m, o, o2}};
 		struct cell c;
 		if (only && strcmp(only, name) != 0)
 			continue;
@@ -374,6 +500,8 @@ static int bench_conversions(const char *only, int reps, enum nf_isa simd, uint6
 	free(o2);
 	free(src);
 	free(m);
+	free(scratch);
+	free(reply);
 	return 0;
 }
 
@@ -430,11 +558,14 @@ int main(int argc, char **argv)
 	printf("decode-bench: %d runs per cell (medians), SIMD = %s, %u KiB output per "
 	       "nf_decode call\n", reps, nf_isa_name(simd), OUT_CHUNK / 1024);
 	print_load("at start");
-	printf("%-10s %-5s %7s %7s | %8s %8s %8s | %8s | %7s %7s %7s %7s\n", "format", "out",
-	       "src MiB", "out MiB", "scalar", "simd", "simd src", "memcpy", "scal/mc",
-	       "simd/mc", "best", "speedup");
-	printf("%-10s %-5s %7s %7s | %8s %8s %8s | %8s |\n", "", "", "", "", "GB/s out",
-	       "GB/s out", "GB/s", "GB/s");
+	printf("%-10s %-5s %7s %7s | %-58s | %s\n", "", "", "", "",
+	       "DRAM to DRAM (the whole tensor streams)",
+	       "daemon-shaped (scratch -> reply)");
+	printf("%-10s %-5s %7s %7s | %8s %8s %8s | %8s | %7s %7s %7s %7s        | %8s %7s %7s\n",
+	       "format", "out", "src MiB", "out MiB", "scalar", "simd", "simd src", "memcpy",
+	       "scal/mc", "simd/mc", "best", "speedup", "memcpy", "simd/mc", "best");
+	printf("%-10s %-5s %7s %7s | %8s %8s %8s | %8s | %38s | %8s\n", "", "", "", "",
+	       "GB/s out", "GB/s out", "GB/s", "GB/s", "", "GB/s");
 	for (unsigned r = 0; r < sizeof rows / sizeof rows[0]; r++) {
 		if (only && strcmp(only, rows[r].name) != 0)
 			continue;

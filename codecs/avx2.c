@@ -727,9 +727,109 @@ INL void fp8_loop(int dx, int nan, int fast, const uint8_t *codes, size_t n, flo
 		put_one(dx, o, fp8_one(codes[i], scale));
 }
 
+/* fp8 -> bf16 by a row table (issue 15: in the daemon's in-cache regime
+ * the binary32 product and its bf16 rounding cost ~21 vector operations
+ * per 16 codes, bench/README.md).  A normal code (e = 1..15, mantissa m)
+ * has the value 2^e * (1 + m/8) * 2^-7; with the row's scale the product
+ * (1 + m/8) * 2^-7 * scale is exact in binary32 and, when it and all its
+ * 2^e multiples are normal and finite, its bf16 rounding is the same bit
+ * pattern whatever e is: bf16(code * scale) = T[m] + (e << 7), the
+ * exponent field added.  A subnormal code (e = 0) is m * 2^-9, its
+ * products T[8 + m] are taken as they are; the code's sign flips the
+ * result's (round to nearest even is symmetric; a zero code gives the
+ * signed zero of +-0 * scale).  Both 8-entry halves come from the
+ * reference's own multiply and rounding, computed per call.  Valid when
+ * the scale's exponent field is 27..227 (|scale| in [2^-100, 2^101)):
+ * then every T entry is normal and T + (15 << 7) stays below the inf
+ * exponent; NaN codes take the general path. */
+static const float fp8_tab_vals[16] = {
+	0x1p-7f * 1.0f,   0x1p-7f * 1.125f, 0x1p-7f * 1.25f, 0x1p-7f * 1.375f,
+	0x1p-7f * 1.5f,   0x1p-7f * 1.625f, 0x1p-7f * 1.75f, 0x1p-7f * 1.875f,
+	0.0f,             0x1p-9f * 1,      0x1p-9f * 2,     0x1p-9f * 3,
+	0x1p-9f * 4,      0x1p-9f * 5,      0x1p-9f * 6,     0x1p-9f * 7};
+
+static inline int fp8_tab_ok(float scale)
+{
+	const uint32_t ex = nf_f32_bits(scale) >> 23 & 0xFF;
+	return ex >= 27 && ex <= 227;
+}
+
+/* The table's 16 words as their low bytes (*lo) and high bytes (*hi), each
+ * in both 128-bit lanes (VPSHUFB looks up within a lane). */
+INL void fp8_tab(float scale, __m256i *lo, __m256i *hi)
+{
+	const __m256 s = _mm256_set1_ps(scale);
+	__m256i w = bf16x16(_mm256_mul_ps(_mm256_loadu_ps(fp8_tab_vals), s),
+			    _mm256_mul_ps(_mm256_loadu_ps(fp8_tab_vals + 8), s));
+	/* per lane: the 8 low bytes, then the 8 high bytes */
+	const __m256i sp = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+					    0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+	w = _mm256_shuffle_epi8(w, sp);
+	__m128i a = _mm256_castsi256_si128(w), b = _mm256_extracti128_si256(w, 1);
+	*lo = _mm256_broadcastsi128_si256(_mm_unpacklo_epi64(a, b));
+	*hi = _mm256_broadcastsi128_si256(_mm_unpackhi_epi64(a, b));
+}
+
+/* 32 codes, none a NaN code, to 32 bf16 words at o. */
+INL void fp8_tab32(__m256i v, __m256i lo, __m256i hi, uint8_t *o)
+{
+	/* quarters 0 2 | 1 3: the byte unpacks below then give codes 0-15
+	 * and 16-31 in order */
+	v = _mm256_permute4x64_epi64(v, 0xD8);
+	__m256i ez = _mm256_cmpeq_epi8(_mm256_and_si256(v, _mm256_set1_epi8(0x78)),
+				       _mm256_setzero_si256());
+	__m256i idx = _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi8(7)),
+				      _mm256_and_si256(ez, _mm256_set1_epi8(8)));
+	__m256i tl = _mm256_shuffle_epi8(lo, idx), th = _mm256_shuffle_epi8(hi, idx);
+	/* the code in the high byte of its word: sign at bit 15, e at 11-14 */
+	__m256i c0 = _mm256_unpacklo_epi8(_mm256_setzero_si256(), v);
+	__m256i c1 = _mm256_unpackhi_epi8(_mm256_setzero_si256(), v);
+	const __m256i me = _mm256_set1_epi16(0x7800), ms = _mm256_set1_epi16((short)0x8000);
+	__m256i w0 = _mm256_add_epi16(_mm256_unpacklo_epi8(tl, th),
+				      _mm256_srli_epi16(_mm256_and_si256(c0, me), 4));
+	__m256i w1 = _mm256_add_epi16(_mm256_unpackhi_epi8(tl, th),
+				      _mm256_srli_epi16(_mm256_and_si256(c1, me), 4));
+	_mm256_storeu_si256((__m256i *)(void *)o, _mm256_xor_si256(w0, _mm256_and_si256(c0, ms)));
+	_mm256_storeu_si256((__m256i *)(void *)(o + 32),
+			    _mm256_xor_si256(w1, _mm256_and_si256(c1, ms)));
+}
+
+/* n >= 64 codes to bf16 with the table; fp8_tab_ok(scale). */
+INL void fp8_tab_loop(const uint8_t *codes, size_t n, float scale, uint8_t *o)
+{
+	const __m256 s = _mm256_set1_ps(scale), s256 = _mm256_set1_ps(scale * 256.0f);
+	__m256i lo, hi;
+	size_t i = 0;
+
+	fp8_tab(scale, &lo, &hi);
+	for (; i + 64 <= n; i += 64, o += 128) {
+		const __m256i *p = (const __m256i *)(const void *)(codes + i);
+		__m256i v0 = _mm256_loadu_si256(p), v1 = _mm256_loadu_si256(p + 1);
+		/* one NaN-code test for 64 codes: a NaN code has bits 0-6 set */
+		const __m256i k = _mm256_set1_epi8(0x7F);
+		__m256i e = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v0, k), k),
+					    _mm256_cmpeq_epi8(_mm256_and_si256(v1, k), k));
+		if (__builtin_expect(_mm256_testz_si256(e, e), 1)) {
+			fp8_tab32(v0, lo, hi, o);
+			fp8_tab32(v1, lo, hi, o + 64);
+		} else {
+			for (unsigned q = 0; q < 4; q++)
+				fp8_vec(NF_FX_BF16, 0,
+					_mm_loadu_si128((const __m128i *)(const void *)(codes + i) + q),
+					s, s256, 1, o + 32 * q);
+		}
+	}
+	if (i < n) /* |scale| < 2^101: 256 * scale is exact (fp8_run) */
+		fp8_loop(NF_FX_BF16, 0, 1, codes + i, n - i, scale, o);
+}
+
 INL void fp8_run(int dx, const uint8_t *codes, size_t n, float scale, uint8_t *o)
 {
 	const uint32_t sb = nf_f32_bits(scale) & 0x7FFFFFFFu;
+	if (dx == NF_FX_BF16 && n >= 64 && fp8_tab_ok(scale)) {
+		fp8_tab_loop(codes, n, scale, o);
+		return;
+	}
 	/* 256 * scale is exact unless |scale| >= 2^120 (finite); with a
 	 * finite scale and no NaN code a product is finite or +-inf, never
 	 * NaN (codecs §4.3) */

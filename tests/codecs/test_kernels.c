@@ -481,6 +481,110 @@ START_TEST(test_kernels_fp8)
 }
 END_TEST
 
+/* fp8 -> bf16 through the AVX2 row table (avx2.c fp8_tab_loop: rows of
+ * >= 64 codes, scale exponent field 27..227, 64-code blocks without a NaN
+ * code): hand-worked products, each rounded to nearest even by hand.
+ * 1.125 * 1.03125 = 1.16015625 lies halfway between 1 + 20/128 and
+ * 1 + 21/128 and goes to the even 20; 1.375 * 1.03125 = 1.41796875
+ * between 53/128 and 54/128 goes up to 54. */
+static const struct { uint8_t code; uint16_t scale, want; } fp8_bf16_vectors[] = {
+	{0x38, 0x3F80, 0x3F80}, /* 1.0 * 1.0 */
+	{0x01, 0x3F80, 0x3B00}, /* smallest subnormal code 2^-9 */
+	{0x7E, 0x3F80, 0x43E0}, /* 448 = 1.75 * 2^8 */
+	{0xFE, 0x3F80, 0xC3E0}, /* -448 */
+	{0x39, 0x3F84, 0x3F94}, /* tie, kept bit even: down */
+	{0x3B, 0x3F84, 0x3FB6}, /* tie, kept bit odd: up */
+	{0x43, 0x3F84, 0x4036}, /* the same one binade up (e = 8) */
+	{0xC3, 0x3F84, 0xC036}, /* negative code */
+	{0x3B, 0xBF84, 0xBFB6}, /* negative scale */
+	{0xBB, 0xBF84, 0x3FB6}, /* both negative */
+	{0x03, 0x3F84, 0x3BC6}, /* subnormal code: 3 * 2^-9 * 1.03125 */
+	{0x00, 0x3F84, 0x0000}, /* +0 * scale */
+	{0x80, 0x3F84, 0x8000}, /* -0 * scale */
+	{0x00, 0xBF84, 0x8000},
+	{0x80, 0xBF84, 0x0000},
+	{0x01, 0x0D80, 0x0900}, /* scale 2^-100 (the table's lowest): 2^-109 */
+	{0x7E, 0x0D80, 0x11E0}, /* 1.75 * 2^-92 */
+	{0x7E, 0x7180, 0x75E0}, /* scale 2^100 (the table's highest): 1.75 * 2^108 */
+	{0x7E, 0x7200, 0x7660}, /* scale 2^101: the general path, 1.75 * 2^109 */
+	{0x7E, 0x0D00, 0x1160}, /* scale 2^-101: the general path */
+	{0x79, 0x7F00, 0x7F80}, /* 256 * 2^127 overflows: +inf (general path) */
+};
+
+START_TEST(test_kernels_fp8_bf16_vectors)
+{
+	enum { NV = sizeof fp8_bf16_vectors / sizeof fp8_bf16_vectors[0], K = 64 + 64 + 3 };
+	struct nf_geometry g;
+	geom(&g, FP8, RSC, NV, K, 1);
+	uint8_t *obj = malloc(g.bytes), *out = malloc(2 * g.elements + 1);
+	ck_assert(obj && out);
+	/* row n: the vector's code at a position moving through both blocks
+	 * and the 3-code tail, zeros elsewhere; block 2 holds a NaN code in
+	 * every other row (that block takes the general path) */
+	for (unsigned n = 0; n < NV; n++) {
+		memset(obj + n * K, 0, K);
+		unsigned at = (n * 29) % K;
+		obj[n * K + at] = fp8_bf16_vectors[n].code;
+		if (n % 2 && at < 64)
+			obj[n * K + 64 + n] = 0x7F;
+		nf_wr16(obj + g.planes[1].offset + 2 * n, fp8_bf16_vectors[n].scale);
+	}
+	for (int isa = NF_ISA_SCALAR; isa <= NF_ISA_AVX2; isa++)
+		for (unsigned mis = 0; mis < 2; mis++) {
+			ck_assert_int_eq(decode_spans(&g, obj, 0, g.elements, NF_DTYPE_BF16, out + mis,
+						      isa, mis),
+					 0);
+			for (unsigned n = 0; n < NV; n++) {
+				unsigned at = (n * 29) % K;
+				uint16_t got = nf_rd16(out + mis + 2 * ((uint64_t)n * K + at));
+				ck_assert_msg(got == fp8_bf16_vectors[n].want,
+					      "fp8 %02x * bf16 %04x on %s: %04x, want %04x",
+					      fp8_bf16_vectors[n].code, fp8_bf16_vectors[n].scale,
+					      nf_isa_name(nf_isa_resolve(isa)), got,
+					      fp8_bf16_vectors[n].want);
+				/* a zero code gives the signed zero of 0 * scale */
+				uint16_t z = nf_rd16(out + mis + 2 * ((uint64_t)n * K + (at + 1) % K));
+				ck_assert_uint_eq(z, fp8_bf16_vectors[n].scale & 0x8000);
+			}
+		}
+	free(obj);
+	free(out);
+}
+END_TEST
+
+/* Every fp8 code under every bf16 scale word (2^8 x 2^16), as bf16,
+ * against the reference on every ISA: rows of 254 non-NaN codes plus two
+ * zeros (four NaN-free 64-code blocks: the table path where the scale
+ * allows it), a block with both NaN codes, and a 5-code tail. */
+START_TEST(test_kernels_fp8_bf16_exhaustive)
+{
+	enum { K = 256 + 64 + 5, ROWS = 4096 };
+	for (uint32_t s0 = 0; s0 < 65536; s0 += ROWS) {
+		struct nf_geometry g;
+		geom(&g, FP8, RSC, ROWS, K, 1);
+		uint8_t *obj = malloc(g.bytes);
+		ck_assert(obj != NULL);
+		for (uint32_t n = 0; n < ROWS; n++) {
+			uint8_t *row = obj + (uint64_t)n * K;
+			unsigned j = 0;
+			for (unsigned c = 0; c < 256; c++)
+				if ((c & 0x7F) != 0x7F)
+					row[j++] = (uint8_t)c;
+			row[j++] = 0x00;
+			row[j++] = 0x80;
+			for (unsigned c = 256; c < K; c++)
+				row[c] = (uint8_t)(rnd() % 0x7F | (rnd() & 0x80));
+			row[256 + n % 64] = 0x7F;
+			row[256 + (n * 7 + 3) % 64] = 0xFF;
+			nf_wr16(obj + g.planes[1].offset + 2 * n, (uint16_t)(s0 + n));
+		}
+		check_range(&g, obj, 0, g.elements, NF_DTYPE_BF16, NULL, s0 / ROWS % 3,
+			    s0 / ROWS % 2);
+		free(obj);
+	}
+}
+END_TEST
+
 /* ---------- contiguous bf16 and fp32 (codecs §1) ---------- */
 
 START_TEST(test_kernels_contiguous)
@@ -807,6 +911,8 @@ static Suite *kernels_suite(void)
 	tcase_add_test(t, test_kernels_row_split);
 	tcase_add_test(t, test_kernels_nvfp4);
 	tcase_add_test(t, test_kernels_fp8);
+	tcase_add_test(t, test_kernels_fp8_bf16_vectors);
+	tcase_add_test(t, test_kernels_fp8_bf16_exhaustive);
 	tcase_add_test(t, test_kernels_contiguous);
 	tcase_add_test(t, test_kernels_contiguous_vectors);
 	tcase_add_test(t, test_kernels_conversion_vectors);
