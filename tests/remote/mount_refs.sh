@@ -13,7 +13,10 @@
 #     windows, cancelling chunks the first reader may hold);
 #   - the chunk path was taken: stats' ref_bytes and prefetch_hits are
 #     not 0 (prefetch_mem=0 makes them 0: the test can tell);
-#   - cat and dd bs=1M of a fresh mount compare equal to the source.
+#   - cat and dd bs=1M of a fresh mount compare equal to the source;
+#   - bytes read by reference stay right while their stream is freed and a
+#     new stream's windows reuse the buffers, until released (nf-remote-get
+#     held; seen to fail when the stream's end released them).
 . "$(dirname "$0")/lib.sh"
 . "$REMOTE_TESTS/ngx.sh"
 . "$REMOTE_TESTS/mnt.sh"
@@ -138,3 +141,15 @@ read -r refs hits <<<"$(counters "$T/m")"
 [ "$refs" = 0 ] && [ "$hits" = 0 ] || fail "prefetch_mem=0: ref_bytes $refs, prefetch_hits $hits"
 umnt "$T/m"
 ok "prefetch_mem=0: the same bytes, none from chunks"
+
+# the hold itself (nf-remote-get held): bytes read by reference stay right
+# while their stream is freed (its chunks cancelled) and a new stream's
+# windows reuse the freed buffers, until released
+p1=$(cd "$W/set" && ls | grep 'part-0001$')
+"$NF_REMOTE_GET" -o max_request=69633,prefetch_min=65536,prefetch_max=1M,prefetch_mem=8M \
+	-p "$p1" "$U" held 1 300007 2000000 300007 >"$T/held.out" 2>"$T/held.err" ||
+	fail "held: $(cat "$T/held.err")"
+read -r _ nrefs nheld <"$T/held.err"
+[ "$nrefs" -gt 0 ] && [ "$nheld" = 300007 ] || fail "held: not read from chunks: $(cat "$T/held.err")"
+cmp "$T/held.out" <(tail -c +300008 "$W/set/$p1" | head -c 2000000) || fail "held: bytes differ"
+ok "bytes held by reference across their stream's end and buffer reuse: byte-exact ($nrefs refs)"
