@@ -25,7 +25,9 @@
 #       to read objects/w.small (1 MiB) out of the set (goal <= 4 MiB)
 # ONLY=abe (default abcde) runs only those parts; the table says "-" for
 # the others; MOUNT_OPTS (e.g. "-o prefetch_mem=0") go to the URL mounts of
-# (a) and (b).  The load average is printed at the start and the end (the
+# (a) and (b); PROXY (default bench/delay_proxy.py) is the delaying proxy
+# of (b), which first prints one ranged GET through it against two in
+# parallel (a proxy that is the bound gives both the same).  The load average is printed at the start and the end (the
 # machine may be shared).
 set -euo pipefail
 
@@ -52,6 +54,7 @@ CLEANUPS+=(rm_work)
 mkdir -p "$WORK/www/set" "$WORK/www/many"
 ONLY=${ONLY:-abcde}
 MOUNT_OPTS=${MOUNT_OPTS:-}
+PROXY=${PROXY:-$ROOT/bench/delay_proxy.py}
 want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
 RA=- RL=- RB=- RC=- RD=- RE=-
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -158,12 +161,21 @@ if tc qdisc add dev lo root netem delay 10ms 2>/dev/null; then
 else
 	echo "   tc netem is not available (no sch_netem): both readers go through bench/delay_proxy.py (10 ms each way)"
 fi
-python3 "$ROOT/bench/delay_proxy.py" "$WORK/pport" "$NGX_PORT" 10 3600 &
+python3 "$PROXY" "$WORK/pport" "$NGX_PORT" 10 3600 &
 SRV_PIDS+=($!)
 for _ in $(seq 100); do [ -s "$WORK/pport" ] && break; sleep 0.05; done
 P=http://127.0.0.1:$(cat "$WORK/pport")
 t0=$(now); curl -s -o /dev/null -r 0-0 "$P/set/big.ninfer"; t1=$(now)
 echo "   one 1-byte GET through the proxy: $(python3 -c "print('%.1f' % (($t1 - $t0) * 1000))") ms (a new connection: 2 RTT)"
+# is the proxy the bound?  one ranged GET of a part against two parallel
+# ones of its halves: a proxy that runs out of CPU gives both the same
+p1=$(head -1 "$WORK/segments.txt" | cut -d' ' -f1)
+t0=$(now); curl -s -o /dev/null -r 0-$(((256 << 20) - 1)) "$P/set/$p1"; t1=$(now)
+t2=$(now)
+curl -s -o /dev/null -r 0-$(((128 << 20) - 1)) "$P/set/$p1" & cp1=$!
+curl -s -o /dev/null -r $((128 << 20))-$(((256 << 20) - 1)) "$P/set/$p1"
+wait "$cp1"; t3=$(now)
+echo "   256 MiB through the proxy: one stream $(python3 -c "print('%.1f' % (256 / ($t1 - $t0)))") MiB/s, two parallel streams $(python3 -c "print('%.1f' % (256 / ($t3 - $t2)))") MiB/s together"
 seq_pair "$P" "20 ms RTT"
 RB=$(ratio "$SEQ_M" "$SEQ_C")
 fi

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "fs/engine.h"
@@ -73,6 +74,7 @@ struct nf_counts {
 
 /* Per-thread read state (pthread key), created on the first read; every
  * thread's is allocated apart (aligned to its own cache lines). */
+#define NF_REPLY_REFS 32   /* read_ref refs one reply takes (readpath.c) */
 struct nf_thread {
 	struct nf_fs *fs;
 	const struct nf_engine *engine;
@@ -89,6 +91,12 @@ struct nf_thread {
 	size_t segcap;
 	struct nf_io *ios;
 	size_t iocap;
+	/* bytes of this request's reply the engine left in its own memory
+	 * (read_ref, readpath.c), and the reply's pieces made from them */
+	struct nf_engine_ref refs[NF_REPLY_REFS];
+	size_t nrefs;
+	bool held;               /* read_ref called: release before the next read */
+	struct iovec iov[2 * NF_REPLY_REFS + 1];
 	struct nf_counts c;
 	struct nf_thread *prev, *next;   /* fs->threads */
 	bool joined;
@@ -167,6 +175,12 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const s
 /* FILE views: file bytes [file_offset + off, + len).  0 or -EIO. */
 int nf_read_file(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
 		 uint64_t off, size_t len, char *out);
+/* After nf_read_pieces or nf_read_file filled `out` (the reply buffer):
+ * the reply as *iov[0, count), when the engine left bytes of it in its
+ * own memory (read_ref), or 0: send out[0, len) as it is.  Either way
+ * nf_read_release once the reply is sent. */
+size_t nf_read_reply(struct nf_thread *th, char *out, size_t len, const struct iovec **iov);
+void nf_read_release(struct nf_thread *th);
 
 /* counters.c: init before the first worker thread, free after the last;
  * join when a thread's state is made, leave when it goes (its counts are

@@ -36,6 +36,14 @@ struct nf_engine_file_stats {
 	char buf[320];            /* holds reason */
 };
 
+/* Bytes of an io's buffer that read_ref left elsewhere: dst[0, len) is
+ * at src. */
+struct nf_engine_ref {
+	void *dst;
+	const void *src;
+	size_t len;
+};
+
 struct nf_engine_ops {
 	const char *name;
 	unsigned nstats;                  /* <= NF_ENGINE_STATS_MAX */
@@ -58,6 +66,17 @@ struct nf_engine_ops {
 	 * once; the engine frees what is left at close. */
 	int (*stream_new)(void *engine, void **stream);
 	void (*stream_free)(void *engine, void *stream);
+	/* Optional (NULL: none).  `read`, except that bytes the engine holds
+	 * in memory of its own (remote: prefetched chunks) may be left there
+	 * instead of copied into the ios' buffers: refs[0, *nrefs) (at most
+	 * cap, in the order of their dst, each inside one io's buffer) say
+	 * which bytes are where.  That memory stays valid and unchanged until
+	 * release(th), which the caller must call, whatever read_ref
+	 * returned, before th's next read: the adapter writes its FUSE reply
+	 * from it (one copy fewer: bench/README.md, issue 14). */
+	int (*read_ref)(void *th, void *stream, struct nf_io *ios, size_t n,
+			struct nf_engine_ref *refs, size_t cap, size_t *nrefs);
+	void (*release)(void *th);
 	/* What the engine knows of file i, for stats and logs. */
 	int (*file_stats)(void *engine, uint32_t i, struct nf_engine_file_stats *out);
 };

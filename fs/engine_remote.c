@@ -9,7 +9,11 @@
  * reader's sequential reads of a big object run on large requests ahead
  * of it while a random reader gets exactly the ranges it asks for.  All
  * segments of a request go to remote/ in one call (merged into runs,
- * several in flight).
+ * several in flight).  A FUSE reply of a PIECES or FILE view is written
+ * straight from the prefetched chunks that hold its bytes (read_ref:
+ * readpath.c asks, remote/prefetch.c holds the chunks until release), so
+ * a sequential read costs one user-space copy (curl's buffer -> chunk),
+ * not two.
  *
  * The files' rules stay the family's: before a file is read the first
  * time, the set's verify checks it (for an NInfer part: its 32-byte
@@ -46,9 +50,13 @@ struct rthread {
 	struct rengine *e;
 	struct nf_remote_thread *t;
 	uint64_t reads, segments, stream_reads;
+	uint64_t ref_bytes;         /* bytes read_ref left in prefetched chunks */
+	struct nf_remote_ref *rr;   /* read_ref's refs, as remote/ gives them */
+	size_t rrcap;
 };
 
-static const char *const stat_names[] = {"remote_reads", "remote_segments", "stream_reads"};
+static const char *const stat_names[] = {"remote_reads", "remote_segments", "stream_reads",
+					 "ref_bytes"};
 
 static int remote_thread_new(void *engine, void **out)
 {
@@ -75,6 +83,7 @@ static void remote_thread_free(void *p)
 	if (th == NULL)
 		return;
 	nf_remote_thread_free(th->t);
+	free(th->rr);
 	free(th);
 }
 
@@ -84,11 +93,27 @@ static int ready(const struct nf_set *set, uint32_t f)
 	return f < set->n ? set->ops->verify(set->arg, f) : -EBADF;
 }
 
-static int remote_read(void *p, void *stream, struct nf_io *ios, size_t n)
+/* Room for cap refs in th->rr (remote.h's own type: remote/ knows
+ * nothing of fs/); false when it cannot grow (the read then copies). */
+static bool refs_room(struct rthread *th, size_t cap)
 {
-	struct rthread *th = p;
+	struct nf_remote_ref *rr;
+
+	if (cap <= th->rrcap)
+		return true;
+	if (cap > SIZE_MAX / sizeof *rr || (rr = realloc(th->rr, cap * sizeof *rr)) == NULL)
+		return false;
+	th->rr = rr;
+	th->rrcap = cap;
+	return true;
+}
+
+/* One FUSE request's read, copied into the ios' buffers or, with refs
+ * (read_ref), partly left in the stream's prefetched chunks. */
+static int read_some(struct rthread *th, struct rstream *rs, struct nf_io *ios, size_t n,
+		     struct nf_engine_ref *refs, size_t cap, size_t *nrefs)
+{
 	const struct nf_set *set = th->e->set;
-	struct rstream *rs = stream;
 	int rc = 0;
 
 	/* every file of the request checked first (segments come sorted by
@@ -110,7 +135,15 @@ static int remote_read(void *p, void *stream, struct nf_io *ios, size_t n)
 	}
 	th->reads++;
 	th->segments += n;
-	if (rs) {
+	if (rs && refs && refs_room(th, cap)) {
+		th->stream_reads++;
+		rc = nf_remote_stream_read_ref(th->t, rs->s, ios, n, th->rr, cap, nrefs);
+		for (size_t i = 0; i < *nrefs; i++) {
+			refs[i] = (struct nf_engine_ref){.dst = th->rr[i].dst, .src = th->rr[i].src,
+							 .len = th->rr[i].len};
+			th->ref_bytes += th->rr[i].len;
+		}
+	} else if (rs) {
 		th->stream_reads++;
 		rc = nf_remote_stream_read(th->t, rs->s, ios, n);
 	} else {
@@ -127,6 +160,25 @@ static int remote_read(void *p, void *stream, struct nf_io *ios, size_t n)
 	return rc;
 }
 
+static int remote_read(void *p, void *stream, struct nf_io *ios, size_t n)
+{
+	return read_some(p, stream, ios, n, NULL, 0, NULL);
+}
+
+static int remote_read_ref(void *p, void *stream, struct nf_io *ios, size_t n,
+			   struct nf_engine_ref *refs, size_t cap, size_t *nrefs)
+{
+	*nrefs = 0;
+	return read_some(p, stream, ios, n, refs, cap, nrefs);
+}
+
+static void remote_release(void *p)
+{
+	struct rthread *th = p;
+
+	nf_remote_release(th->t);
+}
+
 static void remote_stats(const void *p, uint64_t *out)
 {
 	const struct rthread *th = p;
@@ -134,6 +186,7 @@ static void remote_stats(const void *p, uint64_t *out)
 	out[0] = th->reads;
 	out[1] = th->segments;
 	out[2] = th->stream_reads;
+	out[3] = th->ref_bytes;
 }
 
 static int remote_stream_new(void *engine, void **out)
@@ -214,7 +267,7 @@ static void remote_close(void *engine)
 
 static const struct nf_engine_ops remote_ops = {
 	.name = "remote",
-	.nstats = 3,
+	.nstats = 4,
 	.stat_names = stat_names,
 	.thread_new = remote_thread_new,
 	.thread_free = remote_thread_free,
@@ -223,6 +276,8 @@ static const struct nf_engine_ops remote_ops = {
 	.close = remote_close,
 	.stream_new = remote_stream_new,
 	.stream_free = remote_stream_free,
+	.read_ref = remote_read_ref,
+	.release = remote_release,
 	.file_stats = remote_file_stats,
 };
 

@@ -355,7 +355,15 @@ static void read_view(fuse_req_t req, struct nf_fs *fs, struct nf_thread *th, ui
 	if (rc < 0)
 		return (void)fuse_reply_err(req, -rc);
 	nf_count(&th->c.bytes, len);
-	fuse_reply_buf(req, buf, len);
+	/* bytes the engine left in its own memory are sent from there (the
+	 * kernel copies them during the write: they may go right after) */
+	const struct iovec *iov;
+	size_t niov = nf_read_reply(th, buf, len, &iov);
+	if (niov > 0)
+		fuse_reply_iov(req, iov, (int)niov);
+	else
+		fuse_reply_buf(req, buf, len);
+	nf_read_release(th);
 }
 
 /* The reply is made from a copy in the thread's buffer: the kernel may

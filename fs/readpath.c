@@ -11,6 +11,13 @@
  * counted on its file, in the thread's own counters (counters.c), and a
  * file's first failure logged (set.c).
  *
+ * An engine with read_ref (remote: its prefetched chunks) may leave bytes
+ * of a PIECES or FILE read where it already holds them; the reply is then
+ * sent as iovecs over the reply buffer and those bytes (nf_read_reply),
+ * and the engine's memory given back once it is sent (nf_read_release).
+ * A family's reads (decoded views) keep their bytes in its buffers: it
+ * decodes them.
+ *
  * Each worker thread has a work area in huge pages that holds the reply
  * (nf_thread_reply) and, after it, the request's scratch (nf_rd_scratch:
  * a family's source bytes to decode and its plan); it grows to what one
@@ -107,6 +114,7 @@ void nf_thread_free(void *p)
 	if (th == NULL)
 		return;
 	nf_counters_leave(th->fs, th);
+	nf_read_release(th);
 	th->engine->ops->thread_free(th->eng);
 	free_side(th);
 	free(th->work);
@@ -119,6 +127,7 @@ char *nf_thread_reply(struct nf_thread *th, size_t len)
 {
 	size_t want = th->high > len ? th->high : len;
 
+	nf_read_release(th);   /* the last reply's engine memory, if not yet */
 	free_side(th);
 	/* the area grows to what a request asked (reply and scratch), once:
 	 * from then on a request allocates nothing */
@@ -251,13 +260,23 @@ static void add_engine_stats(struct nf_fs *fs, struct nf_thread *th)
  * removed while mounted fails the reads that touch it (the engine acquires
  * every file through the family, which compares it with what it first
  * opened).  Returns 0 or -EIO. */
-static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t nios)
+static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t nios,
+		   bool by_ref)
 {
+	const struct nf_engine_ops *ops = fs->engine.ops;
 	int rc;
 
 	if (nios == 0)
 		return 0;
-	rc = fs->engine.ops->read(th->eng, stream, th->ios, nios);
+	if (by_ref && ops->read_ref) {
+		th->held = true;
+		rc = ops->read_ref(th->eng, stream, th->ios, nios, th->refs, NF_REPLY_REFS,
+				   &th->nrefs);
+		if (rc < 0)
+			nf_read_release(th);
+	} else {
+		rc = ops->read(th->eng, stream, th->ios, nios);
+	}
 	add_engine_stats(fs, th);
 	nf_set_account(fs, &th->c, th->ios, nios);
 	return rc < 0 ? -EIO : 0;
@@ -286,7 +305,7 @@ int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const s
 			break;
 	}
 	if (rc == 0)
-		rc = run_ios(fs, th, stream, nios);
+		rc = run_ios(fs, th, stream, nios, true);
 	if (rc < 0) {
 		nf_count(&th->c.errors, 1);
 		return -EIO;
@@ -308,7 +327,7 @@ int nf_read_file(struct nf_fs *fs, struct nf_thread *th, void *stream, const str
 		return -EIO;
 	}
 	th->ios[0] = (struct nf_io){.file = v->file, .offset = at, .length = len, .dst = out};
-	if (run_ios(fs, th, stream, 1) < 0) {
+	if (run_ios(fs, th, stream, 1, true) < 0) {
 		nf_count(&th->c.errors, 1);
 		return -EIO;
 	}
@@ -325,10 +344,61 @@ int nf_rd_run(struct nf_rd *rd)
 	size_t n = rd->nios;
 
 	rd->nios = 0;
-	return run_ios(rd->fs, rd->th, rd->stream, n);
+	/* a family decodes the bytes: they must be in its buffers */
+	return run_ios(rd->fs, rd->th, rd->stream, n, false);
 }
 
 void nf_rd_failed(struct nf_rd *rd)
 {
 	nf_count(&rd->th->c.errors, 1);
+}
+
+/* The reply of a PIECES or FILE read whose engine left bytes in its own
+ * memory (read_ref: the remote engine's prefetched chunks): out[0, len)
+ * with those ranges taken from where they are, so that the kernel copies
+ * them into the reader's pages straight from there (fuse_reply_iov)
+ * instead of after a copy into out.  Refs out of order or outside out
+ * (not what an engine may give) are copied in, as a plain read would. */
+size_t nf_read_reply(struct nf_thread *th, char *out, size_t len, const struct iovec **iov)
+{
+	const char *at = out;
+	size_t n = 0;
+
+	for (size_t i = 0; i < th->nrefs; i++) {
+		const char *d = th->refs[i].dst;
+		if (d < at || th->refs[i].len > (size_t)(out + len - d)) {
+			for (size_t k = 0; k < th->nrefs; k++)
+				memcpy(th->refs[k].dst, th->refs[k].src, th->refs[k].len);
+			th->nrefs = 0;
+			return 0;
+		}
+		at = d + th->refs[i].len;
+	}
+	at = out;
+	for (size_t i = 0; i < th->nrefs; i++) {
+		const struct nf_engine_ref *r = &th->refs[i];
+		if ((const char *)r->dst > at)
+			th->iov[n++] = (struct iovec){.iov_base = (void *)at,
+						      .iov_len = (size_t)((const char *)r->dst - at)};
+		if (n > 0 && (const char *)th->iov[n - 1].iov_base + th->iov[n - 1].iov_len ==
+				     (const char *)r->src)
+			th->iov[n - 1].iov_len += r->len;   /* the next bytes of one chunk */
+		else
+			th->iov[n++] = (struct iovec){.iov_base = (void *)r->src, .iov_len = r->len};
+		at = (const char *)r->dst + r->len;
+	}
+	if (n > 0 && at < out + len)
+		th->iov[n++] = (struct iovec){.iov_base = (void *)at,
+					      .iov_len = (size_t)(out + len - at)};
+	*iov = th->iov;
+	return n;
+}
+
+void nf_read_release(struct nf_thread *th)
+{
+	if (!th->held)
+		return;
+	th->engine->ops->release(th->eng);
+	th->held = false;
+	th->nrefs = 0;
 }

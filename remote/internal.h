@@ -115,6 +115,10 @@ struct nf_remote_thread {
 	 * request */
 	CURL *idle[NF_RIDLE];
 	unsigned nidle;
+	/* chunks whose bytes the last nf_remote_stream_read_ref handed out
+	 * (one reference each), until nf_remote_release */
+	struct pfchunk **held;
+	size_t nheld, heldcap;
 };
 
 /* Runs the requests to completion (retries included); each gets a result. */
@@ -174,6 +178,7 @@ uint64_t nf_rfile_known(struct nf_remote *r, uint32_t file, char *etag);
 /* ---- prefetch.c -------------------------------------------------------- */
 
 struct nf_rpf;
+struct pfchunk;
 int nf_rpf_new(struct nf_remote *r, struct nf_rpf **out);
 void nf_rpf_free(struct nf_rpf *pf);
 

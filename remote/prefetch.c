@@ -18,7 +18,12 @@
  * for the bytes it needs (the chunk's filled count grows as the body
  * arrives) and copies them into its buffer, holding a reference to the
  * chunk but no stream lock, so the reads of one stream that FUSE runs on
- * several threads wait and copy side by side.  All windows of all streams
+ * several threads wait and copy side by side.  nf_remote_stream_read_ref
+ * skips that copy: it hands the bytes out where they are and keeps the
+ * chunk's reference on the thread until the caller, once its FUSE reply
+ * is written from them, calls nf_remote_release (bench/README.md, issue
+ * 14: the copy chunk -> reply was one of the two user-space copies of a
+ * sequential read).  All windows of all streams
  * together hold at most opts.prefetch_mem bytes: a window that does not
  * fit is not queued and the reads go to the network directly.  A chunk
  * that failed is simply not used: the read falls back to a direct
@@ -558,13 +563,47 @@ static size_t take_chunks(struct pffile *pfi, uint64_t at, uint64_t end, struct 
 	return k;
 }
 
-/* Copies what the chunks hold of [at, end) into dst, waiting for bytes
- * still on their way (the worker's requests are bounded in time, so is
- * this wait), and drops the references; returns the bytes copied from
- * `at` on (a prefix: stops at the first failed chunk).  No stream lock is
- * held: other reads of the stream go on meanwhile. */
-static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pfchunk **cs, size_t k, uint64_t at,
-				 uint64_t end, char *dst)
+/* Where a read's bytes from chunks go: copied into the io's buffer, or,
+ * with refs (nf_remote_stream_read_ref), left in the chunk and named by a
+ * ref, the chunk then held by the thread (t->held) until
+ * nf_remote_release. */
+struct pfout {
+	struct nf_remote_thread *t;
+	struct nf_remote_ref *refs;   /* NULL: copy everything */
+	size_t cap, n;
+};
+
+/* Holds c for out->t (its reference moves there) and names
+ * [dst, dst + len) as c's bytes at src; false (nothing done) when there
+ * is no room: the bytes are then copied.  pf->lock held. */
+static bool hand_out(struct pfout *out, struct pfchunk *c, char *dst, const char *src,
+		     uint64_t len)
+{
+	struct nf_remote_thread *t = out->t;
+
+	if (out->refs == NULL || out->n >= out->cap)
+		return false;
+	if (t->nheld == t->heldcap) {
+		size_t cap = t->heldcap ? t->heldcap * 2 : 16;
+		struct pfchunk **h = cap <= SIZE_MAX / sizeof *h ? realloc(t->held, cap * sizeof *h) : NULL;
+		if (h == NULL)
+			return false;
+		t->held = h;
+		t->heldcap = cap;
+	}
+	t->held[t->nheld++] = c;
+	out->refs[out->n++] = (struct nf_remote_ref){.dst = dst, .src = src, .len = (size_t)len};
+	return true;
+}
+
+/* Takes what the chunks hold of [at, end) for dst (copied, or handed out
+ * by reference: struct pfout), waiting for bytes still on their way (the
+ * worker's requests are bounded in time, so is this wait), and drops the
+ * references not handed out; returns the bytes taken from `at` on (a
+ * prefix: stops at the first failed chunk).  No stream lock is held:
+ * other reads of the stream go on meanwhile. */
+static uint64_t take_from_chunks(struct nf_rpf *pf, struct pfchunk **cs, size_t k, uint64_t at,
+				 uint64_t end, char *dst, struct pfout *out)
 {
 	uint64_t start = at;
 	bool ok = true;
@@ -572,6 +611,7 @@ static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pfchunk **cs, size_t 
 	pthread_mutex_lock(&pf->lock);
 	for (size_t i = 0; i < k; i++) {
 		struct pfchunk *c = cs[i];
+		bool held = false;
 		if (ok && at < end && c->off <= at) {
 			uint64_t in = at - c->off, want = c->len - in;
 			if (want > end - at)
@@ -586,23 +626,40 @@ static uint64_t copy_from_chunks(struct nf_rpf *pf, struct pfchunk **cs, size_t 
 			if (c->filled < in + want) {
 				ok = false;   /* failed or cancelled: the rest goes direct */
 			} else {
-				/* those bytes are in and stay (we hold a reference) */
-				pthread_mutex_unlock(&pf->lock);
-				memcpy(dst, c->buf + in, want);
-				pthread_mutex_lock(&pf->lock);
+				/* those bytes are in and stay (we hold a reference;
+				 * the worker only writes beyond `filled`) */
+				held = hand_out(out, c, dst, c->buf + in, want);
+				if (!held) {
+					pthread_mutex_unlock(&pf->lock);
+					memcpy(dst, c->buf + in, want);
+					pthread_mutex_lock(&pf->lock);
+				}
 				dst += want;
 				at += want;
 			}
 		}
 		c->readers--;
-		chunk_put(c);
+		if (!held)
+			chunk_put(c);
 	}
 	pthread_mutex_unlock(&pf->lock);
 	return at - start;
 }
 
-int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
-			  struct nf_io *ios, size_t n)
+void nf_remote_release(struct nf_remote_thread *t)
+{
+	struct nf_rpf *pf = t->r->pf;
+
+	if (t->nheld == 0)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	while (t->nheld > 0)
+		chunk_put(t->held[--t->nheld]);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, struct nf_io *ios,
+		       size_t n, struct pfout *out)
 {
 	struct nf_remote *r = t->r;
 	struct nf_io *rest;
@@ -651,7 +708,7 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 		pthread_mutex_unlock(&r->pf->lock);
 		pthread_mutex_unlock(&s->lock);
 		if (k > 0) {
-			got = copy_from_chunks(r->pf, cs, k, io->offset, end, io->dst);
+			got = take_from_chunks(r->pf, cs, k, io->offset, end, io->dst, out);
 			if (got) {
 				pthread_mutex_lock(&r->lock);
 				r->files[io->file].st.prefetch_hits += got;
@@ -674,5 +731,24 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
 			rc = ios[i].result;
 	free(rest);
 	free(from);
+	return rc;
+}
+
+int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
+			  struct nf_io *ios, size_t n)
+{
+	struct pfout out = {.t = t};
+
+	return stream_read(t, s, ios, n, &out);
+}
+
+int nf_remote_stream_read_ref(struct nf_remote_thread *t, struct nf_remote_stream *s,
+			      struct nf_io *ios, size_t n, struct nf_remote_ref *refs, size_t cap,
+			      size_t *nrefs)
+{
+	struct pfout out = {.t = t, .refs = refs, .cap = cap};
+	int rc = stream_read(t, s, ios, n, &out);
+
+	*nrefs = out.n;
 	return rc;
 }

@@ -317,6 +317,8 @@ void nf_remote_thread_free(struct nf_remote_thread *t)
 {
 	if (t == NULL)
 		return;
+	nf_remote_release(t);
+	free(t->held);
 	while (t->nidle > 0)
 		curl_easy_cleanup(t->idle[--t->nidle]);
 	curl_multi_cleanup(t->multi);

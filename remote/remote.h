@@ -152,6 +152,28 @@ void nf_remote_stream_free(struct nf_remote_stream *s);
 int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
 			  struct nf_io *ios, size_t n);
 
+/* Bytes of an io's buffer that a read left in the stream's prefetched
+ * memory instead of copying them: dst[0, len) is to be taken from src. */
+struct nf_remote_ref {
+	void *dst;
+	const void *src;
+	size_t len;
+};
+/* nf_remote_stream_read, except that bytes found in prefetched chunks are
+ * not copied into the ios' buffers: refs[0, *nrefs) (at most cap, in the
+ * order of their dst; bytes beyond cap are copied as usual) say where
+ * they are.  The chunks they point into are held by `t` (not reused, not
+ * freed, their bytes unchanged, even when the stream drops or cancels
+ * them meanwhile) until nf_remote_release(t), which must come before t's
+ * next read and whatever this returned.  This saves the copy chunk ->
+ * reply buffer: FUSE's reply can be written straight from the chunks. */
+int nf_remote_stream_read_ref(struct nf_remote_thread *t, struct nf_remote_stream *s,
+			      struct nf_io *ios, size_t n, struct nf_remote_ref *refs, size_t cap,
+			      size_t *nrefs);
+/* Gives back the chunks t's last nf_remote_stream_read_ref holds (none: a
+ * no-op). */
+void nf_remote_release(struct nf_remote_thread *t);
+
 enum nf_rfile_status {
 	NF_RFILE_UNKNOWN,   /* no response yet */
 	NF_RFILE_OK,

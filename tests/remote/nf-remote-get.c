@@ -20,6 +20,10 @@
  *   threads N FILE OFF LEN CHUNK   N threads, each with its own thread handle
  *                                  and stream, read the range sequentially at
  *                                  once; all copies must agree; one to stdout
+ *   held FILE OFF LEN CHUNK        a read by reference (nf_remote_stream_read_ref)
+ *                                  held across its stream's end and a new
+ *                                  stream's reads; bytes of [OFF, OFF+LEN)
+ *                                  to stdout, "refs N BYTES" to stderr
  *   touch PATH / wait PATH         create PATH / wait (<= 30 s) until it exists,
  *                                  to step in lockstep with a test script
  *
@@ -225,6 +229,61 @@ static int cmd_sreads(struct ctx *c, uint32_t file, char *list)
 	return rc;
 }
 
+/* held FILE OFF LEN CHUNK: the hold of nf_remote_stream_read_ref against
+ * a reset.  [OFF-CHUNK, OFF) is read first (so that the next read is
+ * sequential and comes from chunks), then [OFF, OFF+CHUNK) by reference;
+ * then the stream is freed (every chunk of it dropped and cancelled) and a
+ * new one reads the rest of [OFF, OFF+LEN) on another thread handle, its
+ * windows reusing freed buffers; only then are the held bytes copied out
+ * and released.  [OFF, OFF+LEN) to stdout, "refs N BYTES" to stderr. */
+static int cmd_held(struct ctx *c, uint32_t file, uint64_t off, uint64_t len, uint64_t chunk)
+{
+	struct nf_remote_ref refs[8];
+	struct nf_remote_thread *t2 = NULL;
+	struct nf_remote_stream *s2 = NULL;
+	size_t nrefs = 0;
+	uint64_t held = 0;
+	char *buf = malloc(len ? len : 1), *pre = malloc(chunk ? chunk : 1);
+	int rc = buf && pre && chunk <= off && chunk <= len ? 0 : -EINVAL;
+
+	if (rc == 0 && c->s == NULL)
+		rc = nf_remote_stream_new(c->r, &c->s);
+	if (rc == 0) {
+		struct nf_io io = {.file = file, .offset = off - chunk, .length = chunk, .dst = pre};
+		rc = nf_remote_stream_read(c->t, c->s, &io, 1);
+	}
+	if (rc == 0) {
+		struct nf_io io = {.file = file, .offset = off, .length = chunk, .dst = buf};
+		rc = nf_remote_stream_read_ref(c->t, c->s, &io, 1, refs, 8, &nrefs);
+	}
+	nf_remote_stream_free(c->s);
+	c->s = NULL;
+	if (rc == 0)
+		rc = nf_remote_thread_new(c->r, &t2);
+	if (rc == 0)
+		rc = nf_remote_stream_new(c->r, &s2);
+	for (uint64_t at = chunk; rc == 0 && at < len; at += chunk) {
+		struct nf_io io = {.file = file, .offset = off + at,
+				   .length = len - at < chunk ? len - at : chunk, .dst = buf + at};
+		rc = nf_remote_stream_read(t2, s2, &io, 1);
+	}
+	for (size_t i = 0; i < nrefs; i++) {
+		memcpy(refs[i].dst, refs[i].src, refs[i].len);
+		held += refs[i].len;
+	}
+	nf_remote_release(c->t);
+	nf_remote_stream_free(s2);
+	nf_remote_thread_free(t2);
+	fprintf(stderr, "refs %zu %" PRIu64 "\n", nrefs, held);
+	if (rc == 0)
+		rc = out(buf, len);
+	else
+		report(c, "held", file, rc);
+	free(buf);
+	free(pre);
+	return rc;
+}
+
 static int wait_for(const char *path)
 {
 	for (int i = 0; i < 3000; i++) {
@@ -335,6 +394,10 @@ int main(int argc, char **argv)
 		} else if (strcmp(cmd, "seq") == 0 && left >= 4) {
 			rc = cmd_seq(&c, (uint32_t)num(argv[optind]), num(argv[optind + 1]),
 				     num(argv[optind + 2]), num(argv[optind + 3]));
+			optind += 4;
+		} else if (strcmp(cmd, "held") == 0 && left >= 4) {
+			rc = cmd_held(&c, (uint32_t)num(argv[optind]), num(argv[optind + 1]),
+				      num(argv[optind + 2]), num(argv[optind + 3]));
 			optind += 4;
 		} else if (strcmp(cmd, "threads") == 0 && left >= 5) {
 			rc = cmd_threads(&c, (unsigned)num(argv[optind]), (uint32_t)num(argv[optind + 1]),
