@@ -24,11 +24,7 @@ ms() { date +%s%3N; }
 
 "$NF_FIXTURE" mixed "$T/set" >/dev/null
 W=$T/set   # the fault server serves a flat directory: the set's own
-$PY "$REMOTE_TESTS/faultserver.py" "$W" "$T/port" "$T/log" 170 &
-SRV_PIDS+=($!)
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-[ -s "$T/port" ] || fail "fault server did not start"
-S=http://127.0.0.1:$(cat "$T/port")
+fault_server "$W" 170
 fast=tries=3,retry_ms=5000,backoff_ms=20
 chk --json "$W/mixed.ninfer" >"$T/local.json"
 chk --json --deep "$W/mixed.ninfer" >"$T/local-deep.json"

@@ -10,11 +10,7 @@
 W=$T/www
 mkdir -p "$W"
 mkfile "$W/f" 1500000 7
-$PY "$REMOTE_TESTS/faultserver.py" "$W" "$T/port" "$T/log" 150 &
-SRV_PIDS+=($!)
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-[ -s "$T/port" ] || fail "fault server did not start"
-S=http://127.0.0.1:$(cat "$T/port")
+fault_server "$W" 150
 fast=tries=5,retry_ms=8000,backoff_ms=50
 
 ms() { date +%s%3N; }

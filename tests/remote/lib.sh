@@ -74,3 +74,14 @@ mkfile() {
 
 # slice PATH OFF LEN -> bytes on stdout (the oracle for range reads)
 slice() { dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip="$2" count="$3" status=none; }
+
+# fault_server ROOT LIFETIME: faultserver.py serving ROOT on a free
+# loopback port for at most LIFETIME seconds, its requests logged to
+# $T/log, killed by the EXIT trap; S is its URL
+fault_server() {
+	$PY "$REMOTE_TESTS/faultserver.py" "$1" "$T/port" "$T/log" "$2" &
+	SRV_PIDS+=($!)
+	for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+	[ -s "$T/port" ] || fail "fault server did not start"
+	S=http://127.0.0.1:$(cat "$T/port")
+}

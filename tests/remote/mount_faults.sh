@@ -23,11 +23,7 @@
 ms() { date +%s%3N; }
 
 "$NF_FIXTURE" mixed "$T/set" >/dev/null
-$PY "$REMOTE_TESTS/faultserver.py" "$T/set" "$T/port" "$T/log" 170 &
-SRV_PIDS+=($!)
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-[ -s "$T/port" ] || fail "fault server did not start"
-S=http://127.0.0.1:$(cat "$T/port")
+fault_server "$T/set" 170
 fast=tries=3,retry_ms=5000,backoff_ms=20
 mnt "$T/set/mixed.ninfer" "$T/l"
 

@@ -12,11 +12,7 @@
 ms() { date +%s%3N; }
 
 "$NF_FIXTURE" text "$T/set" >/dev/null
-$PY "$REMOTE_TESTS/faultserver.py" "$T/set" "$T/port" "$T/log" 120 &
-SRV_PIDS+=($!)
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-[ -s "$T/port" ] || fail "fault server did not start"
-S=http://127.0.0.1:$(cat "$T/port")
+fault_server "$T/set" 120
 
 # Ranges from byte 300000 on never come.  Bound: retry_ms (30 s) + 3 s of
 # slack; two attempts of the 15 s low-speed limit, then EIO; the next read
