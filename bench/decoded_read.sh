@@ -90,30 +90,7 @@ M=${MNT[f32]}
 MDIO=$WORK/mnt-dio
 nf_mount "$ENTRY" "$MDIO" -o direct_io
 
-size() { stat -c %s "$1"; }
 dd_all() { local f; for f in "$@"; do dd if="$f" bs=1M status=none; done; }
-# CPU seconds the daemon serving MNT has used (all its threads).
-daemon_cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / t }' "/proc/$(nf_daemon "$1")/stat"; }
-# The machine's idle and total CPU ticks so far (all CPUs, /proc/stat).
-cpu_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t }' /proc/stat; }
-# Run COMMAND, which moves BYTES through the mount MNT; prints MiB/s, then
-# the daemon's and the command's CPU seconds per GiB moved (under load the
-# first moves with the machine's other work, the other two much less),
-# then the share of the machine's CPU time that was idle meanwhile (0: the
-# cores were busy all along, ours or another helper's work).
-timed() { # MNT BYTES COMMAND...
-	local mnt=$1 bytes=$2 t d0 d1 c0 c1 TIMEFORMAT='%R %U %S'
-	shift 2
-	d0=$(daemon_cpu "$mnt")
-	c0=$(cpu_ticks)
-	t=$({ time "$@" >/dev/null; } 2>&1)
-	c1=$(cpu_ticks)
-	d1=$(daemon_cpu "$mnt")
-	awk -v b="$bytes" -v t="$t" -v d0="$d0" -v d1="$d1" -v c0="$c0" -v c1="$c1" 'BEGIN {
-		split(t, x, " "); g = b / 1073741824; split(c0, p, " "); split(c1, q, " ")
-		idle = q[2] > p[2] ? (q[1] - p[1]) / (q[2] - p[2]) : 0
-		printf "%.1f %.2f %.2f %.2f\n", b / 1048576 / x[1], (d1 - d0) / g, (x[2] + x[3]) / g, idle }'
-}
 # A first read (dd bs=1M) through the mount of FILEs, all on one mount:
 # the backing files cached, the FILEs' mount pages dropped before (and
 # after, so that the run does not fill memory).  Prints what timed does.

@@ -63,29 +63,11 @@ nf_mount "$WORK/set/dec.ninfer" "$MD" -o direct_io
 DEC=$M/decoded/objects/w.q4
 RAW=$M/objects/w.bf16
 
-size() { stat -c %s "$1"; }
 sizes() { local b=0 f; for f in "$@"; do b=$((b + $(size "$f"))); done; echo "$b"; }
-daemon_ticks() { awk '{ print $14 + $15 }' "/proc/$(nf_daemon "$1")/stat"; }
-cpu_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t }' /proc/stat; }
 # context switches of all the daemon's threads so far
 daemon_cs() {
 	cat /proc/"$(nf_daemon "$1")"/task/*/status |
 		awk '/ctxt_switches/ { n += $2 } END { print n }'
-}
-# timed MNT BYTES COMMAND...: "MiB/s dCPU rCPU idle" (CPU-s per GiB)
-timed() {
-	local mnt=$1 bytes=$2 t d0 d1 c0 c1 TIMEFORMAT='%R %U %S'
-	shift 2
-	d0=$(daemon_ticks "$mnt")
-	c0=$(cpu_ticks)
-	t=$({ time "$@" >/dev/null; } 2>&1)
-	c1=$(cpu_ticks)
-	d1=$(daemon_ticks "$mnt")
-	awk -v b="$bytes" -v t="$t" -v d="$((d1 - d0))" -v hz="$(getconf CLK_TCK)" \
-	    -v c0="$c0" -v c1="$c1" 'BEGIN {
-		split(t, x, " "); g = b / 1073741824; split(c0, p, " "); split(c1, q, " ")
-		idle = q[2] > p[2] ? (q[1] - p[1]) / (q[2] - p[2]) : 0
-		printf "%.1f %.2f %.2f %.2f\n", b / 1048576 / x[1], d / hz / g, (x[2] + x[3]) / g, idle }'
 }
 dd1() { dd if="$1" bs=1M status=none of=/dev/null ${DDFLAG:+iflag=$DDFLAG}; }
 dd_all() { local f; for f in "$@"; do dd1 "$f"; done; }
