@@ -1,6 +1,7 @@
 # bench/read_lib.sh — what the read benchmarks share (sourced, not run):
 # the tools, the work directory and its cleanup, mounts, cache drops,
-# timing, medians and fio.  raw_read.sh and decoded_read.sh source it.
+# timing, medians and fio.  raw_read.sh, decoded_read.sh and
+# kernel_side.sh source it.
 #
 # Before sourcing: BUILD (a build directory), optionally NEED (extra
 # commands the script needs).  Defines ROOT, NINFERFS, NINFER_PACK, PY (a
