@@ -19,6 +19,9 @@ W=$T/www
 mkdir -p "$W/corpus"
 ngx_start "$W"
 U=$NGX_URL
+# ngx_start's own probe of / may be logged after it cleared the log
+ngx_settle
+ngx_clear
 
 # try SOURCE DIR: a daemonizing mount; $rc its exit status, DIR.err its
 # stderr (sanitizer-clean); a mount that appeared is recorded for the trap
