@@ -366,7 +366,7 @@ size_t nf_read_reply(struct nf_thread *th, char *out, size_t len, const struct i
 
 	for (size_t i = 0; i < th->nrefs; i++) {
 		const char *d = th->refs[i].dst;
-		if (d < at || th->refs[i].len > (size_t)(out + len - d)) {
+		if (d < at || d > out + len || th->refs[i].len > (size_t)(out + len - d)) {
 			for (size_t k = 0; k < th->nrefs; k++)
 				memcpy(th->refs[k].dst, th->refs[k].src, th->refs[k].len);
 			th->nrefs = 0;
