@@ -17,6 +17,7 @@
 
 #include "fs/engine.h"
 #include "fs/family.h"
+#include "fs/initx.h"
 #include "fs/set.h"
 #include "fs/tree.h"
 #include "io/extent.h"
@@ -145,6 +146,7 @@ struct nf_fs {
 	mode_t umask;
 	bool foreground;
 	bool no_opendir;                /* set at INIT: opendir answers ENOSYS */
+	struct nf_initx initx;          /* -o direct_io: the INIT reply patch */
 	pthread_key_t thread_key;
 	bool key_made;
 	/* the worker threads' counters (fs/counters.c): the live threads,

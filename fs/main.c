@@ -90,7 +90,7 @@ static void usage(FILE *out, const char *prog)
 		fputs(families[i]->help, out);
 	fprintf(out,
 		"    -o lenient             mount even with directory errors\n"
-		"    -o direct_io           reads bypass the page cache (no shared mmap)\n"
+		"    -o direct_io           reads bypass the page cache (mmap still maps)\n"
 		"    -o uring_depth=N       io_uring entries per worker thread, 1-4096 (%u)\n"
 		"    -o threads=N           FUSE worker threads, 1-1024 (%u)\n"
 		"    -o uid=N,gid=N         owner of every file, 0-4294967294 (the caller's)\n"
@@ -651,6 +651,13 @@ static int run_session(struct nf_fs *fs, struct fuse_session *se, struct fuse_cm
 	signal(SIGHUP, SIG_DFL);
 	if (fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, ra.mountpoint) != 0)
 		goto out_se;
+#ifndef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+	/* -o direct_io keeps shared mappings where the kernel can (initx.h) */
+	if (fs->opt.direct_io && nf_initx_install(se, fs, NF_INIT2_DIRECT_IO_ALLOW_MMAP) < 0) {
+		fprintf(stderr, "ninferfs: cannot route the FUSE device I/O for -o direct_io\n");
+		goto out_unmount;
+	}
+#endif
 	if (!cmd->foreground) {
 		if (daemonize(&ra.notify_fd) != 0)
 			goto out_unmount;

@@ -74,6 +74,18 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/* -o direct_io: shared mappings still map, through the page cache
+	 * (kernel 6.6+; fs/initx.h asks for it where libfuse cannot) */
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+	if (fs->opt.direct_io && (conn->capable & FUSE_CAP_DIRECT_IO_ALLOW_MMAP))
+		conn->want |= FUSE_CAP_DIRECT_IO_ALLOW_MMAP;
+	else if (fs->opt.direct_io)
+#else
+	if (fs->opt.direct_io &&
+	    !(atomic_load(&fs->initx.offered2) & NF_INIT2_DIRECT_IO_ALLOW_MMAP))
+#endif
+		nf_log(fs, LOG_INFO, "-o direct_io: this kernel cannot map a direct_io file "
+				     "shared (no FUSE_DIRECT_IO_ALLOW_MMAP): MAP_SHARED fails");
 	/* Directories need no open state: with this, the opendir below
 	 * answers ENOSYS once and the kernel stops sending OPENDIR and
 	 * RELEASEDIR, two of the four round trips a directory cost `ls -lR`
@@ -299,9 +311,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * into the reader's buffer; the reader's kernel no longer allocates
 	 * and fills 4 KiB page-cache pages (FUSE has no large folios on the
 	 * kernels measured: bench/README.md, issue 15, kernel side), half
-	 * the CPU of a streamed GiB.  The kernel then refuses a MAP_SHARED
-	 * mapping (ENODEV: libfuse 3.14 cannot offer
-	 * FUSE_DIRECT_IO_ALLOW_MMAP); MAP_PRIVATE still maps. */
+	 * the CPU of a streamed GiB.  A mapping still goes through the page
+	 * cache: shared ones only with FUSE_DIRECT_IO_ALLOW_MMAP (op_init,
+	 * fs/initx.h), else the kernel refuses them with ENODEV. */
 	if (fs->opt.direct_io)
 		fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) != 0)
