@@ -13,7 +13,8 @@
 #       ranges from the same server; median of REPS (3); ratio mount/curl
 #       (goal >= 0.8); and, as the FUSE path's own ceiling, dd of the object
 #       through a fresh mount of the set's directory (io_uring, the backing
-#       files in the page cache)
+#       files in the page cache); and the URL mount with -o direct_io
+#       (no page cache for read(2); mmap still maps), same rounds
 #   (b) the same with 20 ms RTT: tc netem where the kernel has it, else
 #       (said so) both through bench/delay_proxy.py, a loopback proxy that
 #       delays every byte 10 ms each way
@@ -56,7 +57,7 @@ ONLY=${ONLY:-abcde}
 MOUNT_OPTS=${MOUNT_OPTS:-}
 PROXY=${PROXY:-$ROOT/bench/delay_proxy.py}
 want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
-RA=- RL=- RB=- RC=- RD=- RE=-
+RA=- RAD=- RL=- RB=- RBD=- RC=- RD=- RE=-
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 now() { date +%s.%N; }
@@ -95,11 +96,13 @@ curl_ranges() {
 		curl -s -f -o /dev/null -r "$off-$((off + len - 1))" "$1/set/$path" || return 1
 	done <"$WORK/segments.txt"
 }
-# MiB/s of: a fresh mount of BASE's set, dd of objects/w.big
-mount_seq() {
-	local t0 t1 r
+# MiB/s of: a fresh mount of BASE's set (MOUNT_OPTS and OPTS...), dd of
+# objects/w.big
+mount_seq() { # BASE [OPTS...]
+	local t0 t1 r base=$1
+	shift
 	# shellcheck disable=SC2086 # MOUNT_OPTS is a list of words
-	mnt "$1/set/big.ninfer" "$T/m" $MOUNT_OPTS
+	mnt "$base/set/big.ninfer" "$T/m" $MOUNT_OPTS "$@"
 	t0=$(now)
 	dd if="$T/m/objects/w.big" of=/dev/null bs=1M status=none
 	t1=$(now)
@@ -124,14 +127,16 @@ local_seq() {
 	python3 -c "print('%.1f' % ($SIZE_MB / ($t1 - $t0)))"
 }
 seq_pair() { # BASE LABEL [local]
-	local m=() c=() l=()
+	local m=() c=() l=() d=()
 	for _ in $(seq "$REPS"); do
 		c+=("$(curl_seq "$1")")
 		m+=("$(mount_seq "$1")")
+		d+=("$(mount_seq "$1" -o direct_io)")
 		[ -z "${3:-}" ] || l+=("$(local_seq)")
 	done
-	SEQ_M=$(med "${m[@]}") SEQ_C=$(med "${c[@]}")
+	SEQ_M=$(med "${m[@]}") SEQ_C=$(med "${c[@]}") SEQ_D=$(med "${d[@]}")
 	echo "$2: mount ${m[*]} MiB/s (median $SEQ_M), curl ${c[*]} MiB/s (median $SEQ_C), ratio $(ratio "$SEQ_M" "$SEQ_C")"
+	echo "   mount -o direct_io: ${d[*]} MiB/s (median $SEQ_D), ratio to curl $(ratio "$SEQ_D" "$SEQ_C")"
 	if [ -n "${3:-}" ]; then
 		SEQ_L=$(med "${l[@]}")
 		echo "   local mount (the FUSE path's ceiling): ${l[*]} MiB/s (median $SEQ_L): URL mount / local mount $(ratio "$SEQ_M" "$SEQ_L"), local mount / curl $(ratio "$SEQ_L" "$SEQ_C")"
@@ -142,6 +147,7 @@ if want a; then
 echo "== (a) sequential first read of the ${SIZE_MB} MiB object, loopback"
 seq_pair "$NGX_URL" "loopback" local
 RA=$(ratio "$SEQ_M" "$SEQ_C")
+RAD=$(ratio "$SEQ_D" "$SEQ_C")
 RL=$(ratio "$SEQ_M" "$SEQ_L")
 python3 - "$WORK/last-stats.json" <<'PY'
 import json, sys
@@ -178,6 +184,7 @@ wait "$cp1"; t3=$(now)
 echo "   256 MiB through the proxy: one stream $(python3 -c "print('%.1f' % (256 / ($t1 - $t0)))") MiB/s, two parallel streams $(python3 -c "print('%.1f' % (256 / ($t3 - $t2)))") MiB/s together"
 seq_pair "$P" "20 ms RTT"
 RB=$(ratio "$SEQ_M" "$SEQ_C")
+RBD=$(ratio "$SEQ_D" "$SEQ_C")
 fi
 
 if want c; then
@@ -241,8 +248,10 @@ echo
 echo "| measure | figure | goal |"
 echo "|---|---|---|"
 echo "| sequential first read, loopback, mount/curl | ${RA}x | >= 0.8 |"
+echo "| the same, mount -o direct_io / curl | ${RAD}x | >= 0.8 |"
 echo "| the same, URL mount / local mount | ${RL}x | |"
 echo "| sequential first read, 20 ms RTT, mount/curl | ${RB}x | >= 0.8 |"
+echo "| the same, mount -o direct_io / curl | ${RBD}x | >= 0.8 |"
 echo "| random 4 KiB QD16, HTTP requests per read | $RC | <= 1.1 |"
 echo "| mount-ready $OBJECTS objects, HTTP/local | ${RD}x | <= 1.5 |"
 echo "| bytes fetched to read 1 MiB object | $RE MiB | <= 4 MiB |"
