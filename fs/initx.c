@@ -59,10 +59,8 @@ static void patch_reply(struct nf_initx *x, struct iovec *iov, int count)
 	uint32_t add = x->want2 & atomic_load(&x->offered2);
 	/* flags2 counts only with FUSE_INIT_EXT, which libfuse sets when
 	 * the kernel offered it; the kernel offers bits of flags2 only then */
-	if (add != 0 && (out->flags & FUSE_INIT_EXT)) {
+	if (add != 0 && (out->flags & FUSE_INIT_EXT))
 		out->flags2 |= add;
-		atomic_store(&x->granted, true);
-	}
 }
 
 static ssize_t initx_writev(int fd, struct iovec *iov, int count, void *userdata)

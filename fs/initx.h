@@ -22,7 +22,6 @@ struct nf_initx {
 	_Atomic uint64_t unique;      /* the INIT request's, 0 before it */
 	_Atomic uint32_t offered2;    /* the kernel's INIT flags2 */
 	atomic_bool done;             /* the INIT reply went out */
-	atomic_bool granted;          /* ... with the bits added */
 };
 
 struct fuse_session;
