@@ -60,15 +60,7 @@ struct nf_rxfer {
 	uint64_t moved_ms;         /* when this attempt last received a byte (or began) */
 	uint64_t stall_ms;         /* ... and how long it may go without one */
 	bool active, done;
-	/* the response of this attempt */
-	long status;
-	char etag[128];
-	char lastmod[64];
-	bool has_cr;
-	uint64_t cr_first, cr_total;
-	uint64_t clen;
-	long retry_after_ms;
-	char location[1024];
+	struct nf_rresp resp;      /* the response of this attempt (headers.c) */
 	bool body_ok;              /* 2xx with a validated header block: body goes to the sink */
 	int abort_rc;              /* set by a callback that stopped the transfer */
 	char body[ERRBODY_CAP];
@@ -133,97 +125,9 @@ const char *nf_rhttp_s3code(const char *body, size_t n, char *out, size_t cap)
 
 static void reset_response(struct nf_rxfer *x)
 {
-	x->status = 0;
-	x->etag[0] = x->lastmod[0] = x->location[0] = '\0';
-	x->has_cr = false;
-	x->cr_first = x->cr_total = 0;
-	x->clen = UINT64_MAX;
-	x->retry_after_ms = -1;
+	nf_rresp_reset(&x->resp);
 	x->body_ok = false;
 	x->blen = 0;
-}
-
-static void copy_value(char *dst, size_t cap, const char *v, size_t n)
-{
-	while (n > 0 && isspace((unsigned char)v[n - 1]))
-		n--;
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(dst, v, n);
-	dst[n] = '\0';
-}
-
-static bool parse_u64(const char *s, char **end, uint64_t *v)
-{
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	unsigned long long x = strtoull(s, end, 10);
-	if (errno)
-		return false;
-	*v = x;
-	return true;
-}
-
-/* Content-Range: bytes FIRST-LAST/TOTAL (TOTAL may be '*') */
-static void parse_content_range(struct nf_rxfer *x, const char *v)
-{
-	char *e;
-	uint64_t first, last, total;
-	if (strncasecmp(v, "bytes ", 6) != 0 || !parse_u64(v + 6, &e, &first) || *e != '-' ||
-	    !parse_u64(e + 1, &e, &last) || *e != '/' || last < first)
-		return;
-	x->has_cr = true;
-	x->cr_first = first;
-	x->cr_total = parse_u64(e + 1, &e, &total) ? total : UINT64_MAX;
-}
-
-static void parse_retry_after(struct nf_rxfer *x, const char *v, size_t n)
-{
-	char tmp[64], *e;
-	uint64_t s;
-	copy_value(tmp, sizeof tmp, v, n);
-	if (parse_u64(tmp, &e, &s) && *e == '\0') {
-		x->retry_after_ms = s > 86400 ? 86400000L : (long)s * 1000;
-		return;
-	}
-	time_t when = curl_getdate(tmp, NULL), now = time(NULL);
-	if (when != -1)
-		x->retry_after_ms = when > now ? (long)(when - now) * 1000 : 0;
-}
-
-static void header_field(struct nf_rxfer *x, const char *h, size_t n)
-{
-	const char *colon = memchr(h, ':', n), *v;
-	size_t klen, vlen;
-	if (colon == NULL)
-		return;
-	klen = (size_t)(colon - h);
-	v = colon + 1;
-	while (v < h + n && (*v == ' ' || *v == '\t'))
-		v++;
-	vlen = (size_t)(h + n - v);
-#define IS(k) (klen == sizeof(k) - 1 && strncasecmp(h, k, klen) == 0)
-	if (IS("etag")) {
-		copy_value(x->etag, sizeof x->etag, v, vlen);
-	} else if (IS("last-modified")) {
-		copy_value(x->lastmod, sizeof x->lastmod, v, vlen);
-	} else if (IS("content-range")) {
-		char tmp[128];
-		copy_value(tmp, sizeof tmp, v, vlen);
-		parse_content_range(x, tmp);
-	} else if (IS("content-length")) {
-		char tmp[32], *e;
-		uint64_t c;
-		copy_value(tmp, sizeof tmp, v, vlen);
-		if (parse_u64(tmp, &e, &c))
-			x->clen = c;
-	} else if (IS("retry-after")) {
-		parse_retry_after(x, v, vlen);
-	} else if (IS("location")) {
-		copy_value(x->location, sizeof x->location, v, vlen);
-	}
-#undef IS
 }
 
 /* The end of a 2xx header block: check (or record) the file's validator
@@ -237,18 +141,18 @@ static bool check_headers(struct nf_rxfer *x)
 	char why[sizeof f->st.reason] = "";
 
 	if (x->q->head)
-		size = x->clen;
-	else if (x->status == 206 && x->has_cr)
-		size = x->cr_total;
-	if (!x->q->head && x->status != 206) {
+		size = x->resp.clen;
+	else if (x->resp.status == 206 && x->resp.has_cr)
+		size = x->resp.cr_total;
+	if (!x->q->head && x->resp.status != 206) {
 		x->abort_rc = -EIO;
-		nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)x->status,
-			      "the server ignored the Range header (HTTP %ld instead of 206)", x->status);
+		nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)x->resp.status,
+			      "the server ignored the Range header (HTTP %ld instead of 206)", x->resp.status);
 		return false;
 	}
-	if (!x->q->head && (!x->has_cr || x->cr_first != x->from)) {
+	if (!x->q->head && (!x->resp.has_cr || x->resp.cr_first != x->from)) {
 		x->abort_rc = -EIO;
-		nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)x->status,
+		nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)x->resp.status,
 			      "the server answered the range from %" PRIu64 " with another range",
 			      x->from);
 		return false;
@@ -257,35 +161,35 @@ static bool check_headers(struct nf_rxfer *x)
 	if (f->st.status == NF_RFILE_CHANGED) {
 		changed = true;
 		snprintf(why, sizeof why, "%s", f->st.reason);
-	} else if (f->validated && f->st.etag[0] && strcmp(f->st.etag, x->etag) != 0) {
+	} else if (f->validated && f->st.etag[0] && strcmp(f->st.etag, x->resp.etag) != 0) {
 		changed = true;
 		snprintf(why, sizeof why, "changed on the server: ETag %s, first seen %s",
-			 x->etag[0] ? x->etag : "(none)", f->st.etag);
-	} else if (f->validated && !f->st.etag[0] && strcmp(f->lastmod, x->lastmod) != 0) {
+			 x->resp.etag[0] ? x->resp.etag : "(none)", f->st.etag);
+	} else if (f->validated && !f->st.etag[0] && strcmp(f->lastmod, x->resp.lastmod) != 0) {
 		changed = true;
 		snprintf(why, sizeof why, "changed on the server: Last-Modified %s, first seen %s",
-			 x->lastmod[0] ? x->lastmod : "(none)", f->lastmod);
+			 x->resp.lastmod[0] ? x->resp.lastmod : "(none)", f->lastmod);
 	} else if (size != UINT64_MAX && f->st.size != UINT64_MAX && size != f->st.size) {
 		changed = true;
 		snprintf(why, sizeof why, "changed on the server: %" PRIu64 " bytes, first seen %" PRIu64,
 			 size, f->st.size);
 	} else {
-		if (!f->validated && (x->etag[0] || x->lastmod[0])) {
-			snprintf(f->st.etag, sizeof f->st.etag, "%s", x->etag);
-			snprintf(f->lastmod, sizeof f->lastmod, "%s", x->lastmod);
+		if (!f->validated && (x->resp.etag[0] || x->resp.lastmod[0])) {
+			snprintf(f->st.etag, sizeof f->st.etag, "%s", x->resp.etag);
+			snprintf(f->lastmod, sizeof f->lastmod, "%s", x->resp.lastmod);
 			f->validated = true;
 		}
 		if (f->st.size == UINT64_MAX && size != UINT64_MAX)
 			f->st.size = size;
 		if (f->st.status == NF_RFILE_UNKNOWN) {
 			f->st.status = NF_RFILE_OK;
-			f->st.http_status = (int)x->status;
+			f->st.http_status = (int)x->resp.status;
 		}
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (changed) {
 		x->abort_rc = -EIO;
-		nf_rfile_fail(r, x->q->file, NF_RFILE_CHANGED, (int)x->status, "%s", why);
+		nf_rfile_fail(r, x->q->file, NF_RFILE_CHANGED, (int)x->resp.status, "%s", why);
 		return false;
 	}
 	x->body_ok = true;
@@ -297,16 +201,17 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 	struct nf_rxfer *x = ud;
 	size_t n = size * nitems;
 
-	if (n >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
-		const char *sp = memchr(buf, ' ', n);
-		reset_response(x);
-		if (sp)
-			x->status = strtol(sp + 1, NULL, 10);
-	} else if (n <= 2 && (buf[0] == '\r' || buf[0] == '\n')) {
-		if (x->status >= 200 && x->status < 300 && !check_headers(x))
+	switch (nf_rresp_line(&x->resp, buf, n, time(NULL))) {
+	case NF_RH_STATUS:
+		x->body_ok = false;
+		x->blen = 0;
+		break;
+	case NF_RH_END:
+		if (x->resp.status >= 200 && x->resp.status < 300 && !check_headers(x))
 			return 0;
-	} else {
-		header_field(x, buf, n);
+		break;
+	case NF_RH_FIELD:
+		break;
 	}
 	return n;
 }
@@ -324,7 +229,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	}
 	if (x->got > x->q->len || n > x->q->len - x->got) {
 		x->abort_rc = -EIO;
-		nf_rfile_fail(x->t->r, x->q->file, NF_RFILE_BAD, (int)x->status,
+		nf_rfile_fail(x->t->r, x->q->file, NF_RFILE_BAD, (int)x->resp.status,
 			      "the server sent more bytes than the range asked for");
 		return 0;
 	}
@@ -553,8 +458,8 @@ static void retry(struct nf_rxfer *x, const char *why)
 		return;
 	}
 	delay = nf_rhttp_backoff(&x->t->rng, x->tries, r->o.backoff_base_ms, cap);
-	if (x->retry_after_ms >= 0 && (uint64_t)x->retry_after_ms > delay)
-		delay = (uint64_t)x->retry_after_ms;
+	if (x->resp.retry_after_ms >= 0 && (uint64_t)x->resp.retry_after_ms > delay)
+		delay = (uint64_t)x->resp.retry_after_ms;
 	if (spent + delay > r->o.retry_total_ms) {
 		nf_rfile_note(r, x->q->file,
 			      "gave up after %u tries in %" PRIu64 " ms (the next in %" PRIu64
@@ -595,10 +500,10 @@ static void redirect(struct nf_rxfer *x)
 	char *next = NULL, *shown;
 	const char *why = NULL;
 
-	if (h == NULL || x->location[0] == '\0') {
+	if (h == NULL || x->resp.location[0] == '\0') {
 		why = "no Location";
 	} else if (curl_url_set(h, CURLUPART_URL, x->url, 0) != CURLUE_OK ||
-		   curl_url_set(h, CURLUPART_URL, x->location, 0) != CURLUE_OK ||
+		   curl_url_set(h, CURLUPART_URL, x->resp.location, 0) != CURLUE_OK ||
 		   curl_url_get(h, CURLUPART_URL, &next, 0) != CURLUE_OK) {
 		why = "a Location that is not a URL";
 	} else if (r->u.scheme == NF_RS_HTTPS && strncmp(next, "https://", 8) != 0) {
@@ -610,10 +515,10 @@ static void redirect(struct nf_rxfer *x)
 	} else if (x->redirects >= MAX_REDIRECTS) {
 		why = "too many redirects";
 	}
-	shown = nf_remote_redact(next ? next : x->location);
+	shown = nf_remote_redact(next ? next : x->resp.location);
 	if (why) {
-		nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)x->status,
-			      "HTTP %ld redirect to %s refused: %s", x->status, shown ? shown : "?", why);
+		nf_rfile_fail(r, x->q->file, NF_RFILE_BAD, (int)x->resp.status,
+			      "HTTP %ld redirect to %s refused: %s", x->resp.status, shown ? shown : "?", why);
 		finish(x, -EIO);
 	} else {
 		char *u = strdup(next);
@@ -637,7 +542,7 @@ static void http_refusal(struct nf_rxfer *x)
 	struct nf_remote *r = x->t->r;
 	char code[64], why[160];
 	const char *s3 = nf_rhttp_s3code(x->body, x->blen, code, sizeof code);
-	long st = x->status;
+	long st = x->resp.status;
 
 	snprintf(why, sizeof why, "HTTP %ld%s%s%s", st, s3 ? " (" : "", s3 ? s3 : "", s3 ? ")" : "");
 	if (st == 404 || st == 410) {
@@ -672,7 +577,7 @@ static void attempt_done(struct nf_rxfer *x, CURLcode c)
 	struct nf_remote *r = x->t->r;
 	char why[300];
 	int abort_rc = x->abort_rc;
-	long st = x->status;
+	long st = x->resp.status;
 
 	end_attempt(x);
 	if (abort_rc) { /* the callbacks already said why */

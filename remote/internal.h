@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <time.h>
 
 #include "remote/remote.h"
 
@@ -84,6 +85,29 @@ struct nf_remote {
 	/* prefetch: the memory budget and the background fetcher */
 	struct nf_rpf *pf;
 };
+
+/* ---- headers.c: one response's header block ---------------------------- */
+
+/* What a response's header block said; unset fields as nf_rresp_reset()
+ * leaves them (clen UINT64_MAX, retry_after_ms -1, strings empty). */
+struct nf_rresp {
+	long status;               /* the last status line's code, 0 if none parsed */
+	char etag[128];
+	char lastmod[64];
+	bool has_cr;               /* Content-Range: bytes FIRST-LAST/TOTAL parsed */
+	uint64_t cr_first, cr_total; /* cr_total UINT64_MAX for '*' */
+	uint64_t clen;             /* Content-Length */
+	long retry_after_ms;       /* Retry-After, at most a day */
+	char location[1024];
+};
+enum nf_rhline { NF_RH_STATUS, NF_RH_FIELD, NF_RH_END };
+
+void nf_rresp_reset(struct nf_rresp *r);
+/* One line as libcurl's header callback hands it (CRLF included, not NUL
+ * terminated): a status line resets r and sets the status; a field sets
+ * what it names; the empty line ends the block.  `now` is the clock an
+ * HTTP-date Retry-After is measured from. */
+enum nf_rhline nf_rresp_line(struct nf_rresp *r, const char *line, size_t n, time_t now);
 
 /* ---- http.c: one thread's transfers ------------------------------------ */
 

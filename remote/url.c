@@ -152,6 +152,16 @@ static char *dup_origin(const char *url)
 	return e ? strndup(url, (size_t)(e - url)) : strdup(url);
 }
 
+/* The host right after "://".  libcurl also takes "http:///host" (any
+ * number of slashes, as browsers do), but everything that shows a URL
+ * (nf_remote_redact) finds the userinfo after exactly two: such a URL
+ * would show its password. */
+static bool host_follows(const char *url)
+{
+	const char *s = strstr(url, "://");
+	return s != NULL && s[3] != '\0' && s[3] != '/';
+}
+
 static int parse_http(struct nf_rurl *u, const char *url, char **err)
 {
 	CURLU *h = curl_url();
@@ -161,6 +171,10 @@ static int parse_http(struct nf_rurl *u, const char *url, char **err)
 
 	if (h == NULL)
 		return -ENOMEM;
+	if (!host_follows(url)) {
+		rc = seterr(err, "not a valid URL: the host must follow \"://\"");
+		goto out;
+	}
 	if (curl_url_set(h, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
 		rc = seterr(err, "not a valid URL");
 		goto out;
@@ -237,7 +251,8 @@ static int parse_s3(struct nf_rurl *u, const char *url, const char *endpoint, co
 		size_t n = strlen(endpoint);
 		while (n > 0 && endpoint[n - 1] == '/')
 			n--;
-		if (strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0) {
+		if ((strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0) ||
+		    !host_follows(endpoint)) {
 			free(key);
 			return seterr(err, "the endpoint must be an http:// or https:// URL");
 		}
@@ -297,11 +312,12 @@ bool nf_remote_is_url(const char *s)
 
 /* Userinfo (everything between "://" and the last '@' before the path)
  * becomes "***@"; a query string becomes "?***".  Works on any text that
- * looks like a URL, also a Location header the server sent. */
+ * looks like a URL, also a Location header the server sent; slashes
+ * right after "://" are skipped, as libcurl skips them. */
 char *nf_remote_redact(const char *url)
 {
 	const char *s = strstr(url, "://");
-	const char *auth = s ? s + 3 : url;
+	const char *auth = s ? s + 3 + strspn(s + 3, "/") : url;
 	size_t alen = strcspn(auth, "/?#");
 	const char *at = NULL;
 	char *out;

@@ -1,6 +1,7 @@
 /* tests/remote/test_remote.c — unit tests of the remote engine's pure
  * parts: the URL model (entry URLs, sibling parts and their encoding,
  * redaction), options, credentials, backoff bounds, the S3 error code,
+ * response header lines (headers.c),
  * and the block cache's format (a corrupted or foreign block is a miss). */
 #include <check.h>
 #include <errno.h>
@@ -85,9 +86,21 @@ START_TEST(http_refusals)
 	char *err = NULL;
 	const char *bad[] = {"http://h/dir/", "http://h/a?x=1", "http://h/a#f", "ftp://h/a",
 			     "file:///etc/passwd", "http:///a", "s3://ab/k", "s3://Bucket/k",
-			     "s3://bucket/", "s3://bucket"};
+			     "s3://bucket/", "s3://bucket",
+			     /* libcurl reads the authority after any number of
+			      * slashes; the redaction (and a reader) after two:
+			      * found by fuzz/fuzz_remote.c, the password shown */
+			     "http:///er:pw@ho/x.ninfer", "https:////u:p@h/x.ninfer", "http://"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		ck_assert_msg(nf_rurl_parse(&u, bad[i], NULL, "us-east-1", &err) == -EINVAL, "%s", bad[i]);
+		ck_assert_ptr_nonnull(err);
+		free(err);
+		err = NULL;
+	}
+	const char *bad_ep[] = {"http:///h", "https:///h:7480", "http://", "http:h"};
+	for (size_t i = 0; i < sizeof bad_ep / sizeof *bad_ep; i++) {
+		ck_assert_msg(nf_rurl_parse(&u, "s3://bucket/k", bad_ep[i], "us-east-1", &err) == -EINVAL,
+			      "%s", bad_ep[i]);
 		ck_assert_ptr_nonnull(err);
 		free(err);
 		err = NULL;
@@ -147,6 +160,9 @@ START_TEST(redact)
 		{"s3://b/k", "s3://b/k"},
 		{"/relative?token=1", "/relative?***"},
 		{"http://h/p@x", "http://h/p@x"},
+		/* libcurl's authority after extra slashes: redacted too */
+		{"http:///er:secretpw@h:1/x.ninfer", "http:///***@h:1/x.ninfer"},
+		{"https:////u:p@h/a", "https:////***@h/a"},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
 		char *s = nf_remote_redact(v[i].in);
@@ -208,6 +224,112 @@ START_TEST(s3_error_code)
 	ck_assert_ptr_null(nf_rhttp_s3code("<html>nope</html>", 17, out, sizeof out));
 	ck_assert_ptr_null(nf_rhttp_s3code("<Code>a b</Code>", 16, out, sizeof out));
 	ck_assert_ptr_null(nf_rhttp_s3code("<Code>unterminated", 18, out, sizeof out));
+}
+END_TEST
+
+/* One header line through nf_rresp_line(), CRLF added. */
+static enum nf_rhline hline(struct nf_rresp *r, const char *text, time_t now)
+{
+	char buf[2048];
+	int n = snprintf(buf, sizeof buf, "%s\r\n", text);
+	ck_assert(n > 0 && (size_t)n < sizeof buf);
+	return nf_rresp_line(r, buf, (size_t)n, now);
+}
+
+START_TEST(response_headers)
+{
+	struct nf_rresp r;
+	char big[400];
+	/* Wed, 01 Jan 2025 00:00:00 GMT */
+	const time_t now = 1735689600;
+
+	nf_rresp_reset(&r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(r.clen, UINT64_MAX);
+	ck_assert_int_eq(r.retry_after_ms, -1);
+	/* status lines */
+	ck_assert_int_eq(hline(&r, "HTTP/1.1 206 Partial Content", now), NF_RH_STATUS);
+	ck_assert_int_eq(r.status, 206);
+	ck_assert_int_eq(hline(&r, "HTTP/2 200 ", now), NF_RH_STATUS);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(hline(&r, "HTTP/1.1 2x6 Odd", now), NF_RH_STATUS);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(hline(&r, "HTTP/1.1", now), NF_RH_STATUS);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(nf_rresp_line(&r, "HTTP/1.1 20", 11, now), NF_RH_STATUS);
+	ck_assert_int_eq(r.status, 0);   /* two digits at the end of the line */
+	ck_assert_int_eq(hline(&r, "", now), NF_RH_END);
+	ck_assert_int_eq(nf_rresp_line(&r, "\n", 1, now), NF_RH_END);
+
+	/* fields: values trimmed, names case-insensitive, bounded */
+	ck_assert_int_eq(hline(&r, "ETag:   \"abc\"  ", now), NF_RH_FIELD);
+	ck_assert_str_eq(r.etag, "\"abc\"");
+	hline(&r, "last-MODIFIED: Wed, 01 Jan 2025 00:00:00 GMT", now);
+	ck_assert_str_eq(r.lastmod, "Wed, 01 Jan 2025 00:00:00 GMT");
+	memset(big, 'e', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	char line[512];
+	snprintf(line, sizeof line, "etag: %s", big);
+	hline(&r, line, now);
+	ck_assert_uint_eq(strlen(r.etag), sizeof r.etag - 1);
+	hline(&r, "Location: http://127.0.0.1:1/x", now);
+	ck_assert_str_eq(r.location, "http://127.0.0.1:1/x");
+	hline(&r, "no colon here", now);
+	hline(&r, "X-ETag: \"other\"", now);
+	ck_assert_uint_eq(strlen(r.etag), sizeof r.etag - 1);
+	/* a new status line forgets the last response's fields */
+	hline(&r, "HTTP/1.1 503 Busy", now);
+	ck_assert_str_eq(r.etag, "");
+	ck_assert_str_eq(r.location, "");
+
+	/* Content-Range */
+	hline(&r, "Content-Range: bytes 0-99/1000", now);
+	ck_assert(r.has_cr && r.cr_first == 0 && r.cr_total == 1000);
+	nf_rresp_reset(&r);
+	hline(&r, "content-range: Bytes 5-9/*", now);
+	ck_assert(r.has_cr && r.cr_first == 5 && r.cr_total == UINT64_MAX);
+	const char *bad_cr[] = {"bytes 9-5/10", "bytes -5/10", "bytes 5-/10", "bytes 5-9",
+				"items 0-1/2", "bytes 18446744073709551616-18446744073709551617/2",
+				"bytes +1-2/3", "bytes  1-2/3"};
+	for (size_t i = 0; i < sizeof bad_cr / sizeof *bad_cr; i++) {
+		nf_rresp_reset(&r);
+		snprintf(line, sizeof line, "Content-Range: %s", bad_cr[i]);
+		hline(&r, line, now);
+		ck_assert_msg(!r.has_cr, "%s", bad_cr[i]);
+	}
+	nf_rresp_reset(&r);
+	hline(&r, "Content-Range: bytes 7-8/18446744073709551616", now);
+	ck_assert(r.has_cr && r.cr_first == 7 && r.cr_total == UINT64_MAX); /* total unknown */
+
+	/* Content-Length: digits only */
+	hline(&r, "Content-Length:  42 ", now);
+	ck_assert_uint_eq(r.clen, 42);
+	const char *bad_cl[] = {"42abc", "-1", "+3", "", "99999999999999999999", "0x10"};
+	for (size_t i = 0; i < sizeof bad_cl / sizeof *bad_cl; i++) {
+		nf_rresp_reset(&r);
+		snprintf(line, sizeof line, "Content-Length: %s", bad_cl[i]);
+		hline(&r, line, now);
+		ck_assert_msg(r.clen == UINT64_MAX, "%s", bad_cl[i]);
+	}
+
+	/* Retry-After: seconds or a date, never more than a day */
+	const struct { const char *v; long ms; } ra[] = {
+		{"0", 0}, {"120", 120000}, {"86400", 86400000}, {"86401", 86400000},
+		{"18446744073709551615", 86400000}, {"99999999999999999999999", -1},
+		{"Wed, 01 Jan 2025 00:00:30 GMT", 30000},
+		{"Tue, 31 Dec 2024 23:59:00 GMT", 0},
+		{"Thu, 02 Jan 2025 00:00:01 GMT", 86400000},
+		/* curl parses years this far out: seconds x 1000 would overflow */
+		{"Wed, 01 Jan 2147483647 00:00:00 GMT", 86400000},
+		{"soon", -1}, {"-5", -1},
+	};
+	for (size_t i = 0; i < sizeof ra / sizeof *ra; i++) {
+		nf_rresp_reset(&r);
+		snprintf(line, sizeof line, "Retry-After: %s", ra[i].v);
+		hline(&r, line, now);
+		ck_assert_msg(r.retry_after_ms == ra[i].ms, "%s: %ld, want %ld", ra[i].v,
+			      r.retry_after_ms, ra[i].ms);
+	}
 }
 END_TEST
 
@@ -386,6 +508,7 @@ int main(void)
 	tcase_add_test(t, options);
 	tcase_add_test(t, backoff_is_bounded);
 	tcase_add_test(t, s3_error_code);
+	tcase_add_test(t, response_headers);
 	tcase_add_test(t, credentials);
 	tcase_add_test(t, no_secret_in_stats);
 	tcase_add_test(t, cache_blocks);
