@@ -35,6 +35,22 @@ if [ "${1:-}" = --calbin ]; then
 	done
 	exit 0
 fi
+# fuzz/make-corpus.sh --remote OUTDIR: OUTDIR/corpus-remote/, a few header
+# blocks, URLs with part names and S3 error bodies (byte 0: the mode of
+# fuzz_remote.c: 0 headers, 1 URL, 2 S3 body).
+if [ "${1:-}" = --remote ]; then
+	[ $# -eq 2 ] || { echo "usage: $0 --remote OUTDIR" >&2; exit 16; }
+	d="$2/corpus-remote"
+	mkdir -p "$d"
+	printf '\000HTTP/1.1 206 Partial Content\r\nETag: "5f-1"\r\nContent-Range: bytes 0-99/1000\r\nContent-Length: 100\r\n\r\n' >"$d/h206"
+	printf '\000HTTP/1.1 503 Busy\r\nRetry-After: 3\r\n\r\nHTTP/1.1 200 OK\r\nLast-Modified: Wed, 01 Jan 2025 00:00:00 GMT\r\n\r\n' >"$d/h503"
+	printf '\000HTTP/2 302 \r\nlocation: http://127.0.0.1:9/x\r\nretry-after: Wed, 01 Jan 2025 00:01:00 GMT\r\n\r\n' >"$d/h302"
+	printf '\001http://127.0.0.1:8080/sets/a/m.ninfer\000m.ninfer.part-0001' >"$d/u-http"
+	printf '\001https://user:pw@host/dir/m.ninfer?x=1\000..%%2Fetc' >"$d/u-userinfo"
+	printf '\001s3://bucket/dir/m.ninfer\000m.ninfer.part-0002\000http://127.0.0.1:7480' >"$d/u-s3"
+	printf '\002<?xml version="1.0"?><Error><Code>SignatureDoesNotMatch</Code></Error>' >"$d/s3"
+	exit 0
+fi
 [ $# -eq 2 ] || { echo "usage: $0 NF_FIXTURE OUTDIR" >&2; exit 16; }
 fixture=$1
 out=$2

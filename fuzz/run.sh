@@ -2,7 +2,7 @@
 # fuzz/run.sh [SECONDS] [TARGET...] — build the libFuzzer targets, make the
 # seed corpora, run each target for SECONDS (default 60) one after another
 # and print executions and coverage.  TARGETs: reader rangemap codecs
-# manifest calbin-meta (default: all).
+# manifest calbin-meta remote (default: all).
 #
 # Environment: BUILD (default build-fuzz: clang, ASan+UBSan, fuzz on),
 # TOOLS_BUILD (default build-fuzz-tools: the default compiler with tests on,
@@ -13,7 +13,7 @@
 set -eu
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-reader rangemap codecs manifest calbin-meta}
+targets=${*:-reader rangemap codecs manifest calbin-meta remote}
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build-fuzz}
 tools=${TOOLS_BUILD:-$src/build-fuzz-tools}
@@ -25,13 +25,16 @@ if [ ! -f "$build/build.ninja" ]; then
 		-Db_sanitize=address,undefined -Db_lundef=false -Dtests=false >/dev/null
 fi
 ninja -C "$build" fuzz/fuzz-reader fuzz/fuzz-rangemap fuzz/fuzz-codecs fuzz/fuzz-manifest \
-	fuzz/fuzz-calbin-meta >/dev/null
+	fuzz/fuzz-calbin-meta fuzz/fuzz-remote >/dev/null
 if [ ! -f "$tools/build.ninja" ]; then
 	meson setup "$tools" "$src" -Dtests=true >/dev/null
 fi
 ninja -C "$tools" tests/fixtures/nf-fixture tests/calbin/cb-fixture >/dev/null
 if [ ! -d "$build/corpus-reader" ]; then
 	"$src/fuzz/make-corpus.sh" "$tools/tests/fixtures/nf-fixture" "$build"
+fi
+if [ ! -d "$build/corpus-remote" ]; then
+	"$src/fuzz/make-corpus.sh" --remote "$build"
 fi
 if [ ! -d "$build/corpus-calbin-meta" ]; then
 	"$src/fuzz/make-corpus.sh" --calbin "$tools/tests/calbin/cb-fixture" "$build"
