@@ -8,7 +8,8 @@
 # across the set's files) with decoded_dtype f32, bf16 and f16, every
 # decoded file and model.safetensors: each such read equals the same slice
 # of a whole read, and the daemon counted each read as one request with
-# one engine submission at most.
+# one engine submission at most; and each whole decoded file, read in one
+# request, is exactly one engine submission carrying every source segment.
 . "$(dirname "$0")/lib.sh"
 
 check_odd() { # DIR MNT
@@ -92,6 +93,37 @@ assert after["reads"] - before["reads"] >= reads, (after["reads"], before["reads
 assert (after["uring_submissions"] - before["uring_submissions"] <=
         after["reads"] - before["reads"]), after
 print("files", n, "odd reads", reads)
+# Per request, not in sum: one O_DIRECT read of each whole decoded file
+# (all below 1 MiB: one FUSE request) is one engine submission, with no
+# short read; for a whole object it carries at least one sqe per segment
+# of the object (user.ninfer.segments: its bytes cut at the set's files;
+# a parts binding's segments are its whole source objects', more than it
+# reads).
+one = 0
+for p, _ in targets:
+    size = os.stat(p).st_size
+    if p.endswith("model.safetensors") or size > 1 << 20:
+        continue
+    segs = len(json.loads(os.getxattr(p, "user.ninfer.segments")))
+    fd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+    s0 = stats()
+    try:
+        got = os.pread(fd, size, 0)
+    except OSError:
+        os.close(fd)
+        continue          # undecodable
+    s1 = stats()
+    os.close(fd)
+    assert len(got) == size, (p, len(got), size)
+    # the second stats open and read count as reads too, with no engine
+    assert s1["uring_submissions"] - s0["uring_submissions"] == 1, (
+        p, s1["uring_submissions"] - s0["uring_submissions"])
+    whole = "/decoded/objects/" in p
+    assert s1["uring_sqes"] - s0["uring_sqes"] >= (segs if whole else 1), (p, segs)
+    assert s1["short_reads"] == s0["short_reads"], p
+    one += 1
+assert one >= 30, one
+print("whole reads in one submission", one)
 PY
 }
 
