@@ -32,10 +32,13 @@ def st_boundaries(whole):
             out |= {8 + h + t["data_offsets"][0], 8 + h + t["data_offsets"][1]}
     return sorted(out)
 
+SRC_ESZ = {"bf16": 2, "fp32": 4, "int32": 4}
+cuts = []
+
 def boundaries(p, size, esz, parts):
     """Byte offsets where something changes: elements at multiples of the
     group sizes (16 nvfp4 blocks, 32 q8, 64 q4/q5/q6/q2, 128 t2 and tiles),
-    row starts, part starts."""
+    row starts, part starts, file cuts of a contiguous object."""
     shape = json.loads(os.getxattr(p, "user.ninfer.shape"))
     k = shape[-1] if shape else 1
     out = {0, size}
@@ -48,6 +51,17 @@ def boundaries(p, size, esz, parts):
     for n in parts:
         at += n * esz
         out.add(at)
+    # where the set's files cut a contiguous object (bf16, fp32, int32:
+    # element i is source bytes [i * w, (i + 1) * w)): the element a cut
+    # falls in or before, so reads cross from one file to the next (the
+    # other layouts cross them only where the marks above happen to)
+    w = SRC_ESZ.get(os.getxattr(p, "user.ninfer.format").decode())
+    if "/decoded/objects/" in p and w:
+        cut = 0
+        for sg in json.loads(os.getxattr(p, "user.ninfer.segments"))[:-1]:
+            cut += sg["length"]
+            out |= {cut // w * esz, (cut + w - 1) // w * esz}
+            cuts.append((os.path.basename(p), cut))
     return sorted(b for b in out if b <= size)
 
 n = 0
@@ -92,7 +106,9 @@ assert n >= 30, n
 assert after["reads"] - before["reads"] >= reads, (after["reads"], before["reads"], reads)
 assert (after["uring_submissions"] - before["uring_submissions"] <=
         after["reads"] - before["reads"]), after
-print("files", n, "odd reads", reads)
+assert len(cuts) >= 10, cuts
+print("files", n, "odd reads", reads, "file cuts of contiguous objects", len(cuts),
+      "odd ones", sum(c % 2 for _, c in cuts))
 # Per request, not in sum: one O_DIRECT read of each whole decoded file
 # (all below 1 MiB: one FUSE request) is one engine submission, with no
 # short read; for a whole object it carries at least one sqe per segment
