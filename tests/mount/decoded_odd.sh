@@ -8,7 +8,8 @@
 # across the set's files) with decoded_dtype f32, bf16 and f16, every
 # decoded file and model.safetensors: each such read equals the same slice
 # of a whole read, and the daemon counted each read as one request with
-# one engine submission at most.
+# one engine submission at most; and each whole decoded file, read in one
+# request, is exactly one engine submission carrying every source segment.
 . "$(dirname "$0")/lib.sh"
 
 check_odd() { # DIR MNT
@@ -31,10 +32,13 @@ def st_boundaries(whole):
             out |= {8 + h + t["data_offsets"][0], 8 + h + t["data_offsets"][1]}
     return sorted(out)
 
+SRC_ESZ = {"bf16": 2, "fp32": 4, "int32": 4}
+cuts = []
+
 def boundaries(p, size, esz, parts):
     """Byte offsets where something changes: elements at multiples of the
     group sizes (16 nvfp4 blocks, 32 q8, 64 q4/q5/q6/q2, 128 t2 and tiles),
-    row starts, part starts."""
+    row starts, part starts, file cuts of a contiguous object."""
     shape = json.loads(os.getxattr(p, "user.ninfer.shape"))
     k = shape[-1] if shape else 1
     out = {0, size}
@@ -47,6 +51,17 @@ def boundaries(p, size, esz, parts):
     for n in parts:
         at += n * esz
         out.add(at)
+    # where the set's files cut a contiguous object (bf16, fp32, int32:
+    # element i is source bytes [i * w, (i + 1) * w)): the element a cut
+    # falls in or before, so reads cross from one file to the next (the
+    # other layouts cross them only where the marks above happen to)
+    w = SRC_ESZ.get(os.getxattr(p, "user.ninfer.format").decode())
+    if "/decoded/objects/" in p and w:
+        cut = 0
+        for sg in json.loads(os.getxattr(p, "user.ninfer.segments"))[:-1]:
+            cut += sg["length"]
+            out |= {cut // w * esz, (cut + w - 1) // w * esz}
+            cuts.append((os.path.basename(p), cut))
     return sorted(b for b in out if b <= size)
 
 n = 0
@@ -91,7 +106,40 @@ assert n >= 30, n
 assert after["reads"] - before["reads"] >= reads, (after["reads"], before["reads"], reads)
 assert (after["uring_submissions"] - before["uring_submissions"] <=
         after["reads"] - before["reads"]), after
-print("files", n, "odd reads", reads)
+assert len(cuts) >= 10, cuts
+print("files", n, "odd reads", reads, "file cuts of contiguous objects", len(cuts),
+      "odd ones", sum(c % 2 for _, c in cuts))
+# Per request, not in sum: one O_DIRECT read of each whole decoded file
+# (all below 1 MiB: one FUSE request) is one engine submission, with no
+# short read; for a whole object it carries at least one sqe per segment
+# of the object (user.ninfer.segments: its bytes cut at the set's files;
+# a parts binding's segments are its whole source objects', more than it
+# reads).
+one = 0
+for p, _ in targets:
+    size = os.stat(p).st_size
+    if p.endswith("model.safetensors") or size > 1 << 20:
+        continue
+    segs = len(json.loads(os.getxattr(p, "user.ninfer.segments")))
+    fd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+    s0 = stats()
+    try:
+        got = os.pread(fd, size, 0)
+    except OSError:
+        os.close(fd)
+        continue          # undecodable
+    s1 = stats()
+    os.close(fd)
+    assert len(got) == size, (p, len(got), size)
+    # the second stats open and read count as reads too, with no engine
+    assert s1["uring_submissions"] - s0["uring_submissions"] == 1, (
+        p, s1["uring_submissions"] - s0["uring_submissions"])
+    whole = "/decoded/objects/" in p
+    assert s1["uring_sqes"] - s0["uring_sqes"] >= (segs if whole else 1), (p, segs)
+    assert s1["short_reads"] == s0["short_reads"], p
+    one += 1
+assert one >= 30, one
+print("whole reads in one submission", one)
 PY
 }
 

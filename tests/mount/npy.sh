@@ -15,6 +15,13 @@
 # - every tensor of decoded/model.safetensors as a numpy.memmap at its
 #   data_offsets (the way safetensors' safe_open maps it) equals np.load
 #   of its binding's .npy.
+# And the names of the npy tree by the man page's rule, not from the
+# decoded tree: on `hostile`, `names` and a packed set of the rule's edge
+# cases, decoded/npy/objects/ holds esc(id + ".npy") and
+# decoded/npy/bindings/ the name's directories and esc(leaf + ".npy") (no
+# %self: "a/b" beside "a/b/c" is a/b.npy; a leaf cut with the suffix ends
+# in the hash of the suffixed name; no file when another binding is named
+# "<name>.npy/..."), each the NPY file of its decoded file.
 . "$(dirname "$0")/lib.sh"
 
 check_npy() { # DIR MNT
@@ -142,4 +149,101 @@ for dt in bf16 f16; do
 	check_npy "$d" "$T/mnt-$dt" || fail "npy of mixed, $dt"
 	unmount "$T/mnt-$dt"
 	ok "decoded/npy of mixed, $dt"
+done
+
+
+# The npy tree's names from the rule of man ninferfs.5 (decoded/npy/ and
+# NAMES), applied to the manifest's names (tests/pylib/nfnames.py).
+check_npy_names() { # DIR MNT
+	python3 - "$@" <<'PY'
+import json, os, sys
+from nfnames import esc, binding_dirs, binding_path
+d, mnt = sys.argv[1], sys.argv[2]
+m = json.load(open(os.path.join(d, "expect/manifest.json")))
+dec = os.path.join(mnt, "decoded")
+npy = os.path.join(dec, "npy")
+
+def files(top):
+    out = set()
+    for root, _, names in os.walk(top):
+        out |= {os.path.relpath(os.path.join(root, n), top) for n in names}
+    return out
+
+def same(p, src, name):
+    raw = open(p, "rb").read()
+    pre = 10 + (raw[8] | raw[9] << 8)
+    assert raw[:6] == b"\x93NUMPY" and pre % 64 == 0, p
+    assert raw[pre:] == open(src, "rb").read(), (p, src)
+    assert os.getxattr(p, "user.ninfer.name").decode() == name, (p, name)
+
+want = {}
+for o in m["objects"]:
+    src = os.path.join(dec, "objects", esc(o["id"]))
+    if o["kind"] == "tensor" and os.path.isfile(src):
+        want[esc(o["id"] + ".npy")] = (src, o["id"])
+got = files(os.path.join(npy, "objects"))
+assert got == set(want), (sorted(got - set(want))[:3], sorted(set(want) - got)[:3])
+for rel, (src, name) in want.items():
+    same(os.path.join(npy, "objects", rel), src, name)
+
+names = [b["name"] for b in m["bindings"]]
+dirs = binding_dirs(names)
+want, gone = {}, 0
+for n in names:
+    src = os.path.join(dec, "bindings", *binding_path(n, dirs))
+    if not os.path.isfile(src):
+        continue
+    if any(x.startswith(n + ".npy/") for x in names):
+        gone += 1          # its name is a directory of the npy tree
+        continue
+    cs = n.split("/")
+    want[os.path.join(*[esc(c) for c in cs[:-1]], esc(cs[-1] + ".npy"))] = (src, n)
+got = files(os.path.join(npy, "bindings"))
+assert got == set(want), (sorted(got - set(want))[:3], sorted(set(want) - got)[:3])
+for rel, (src, name) in want.items():
+    same(os.path.join(npy, "bindings", rel), src, name)
+print("npy names: objects", len([o for o in m["objects"] if o["kind"] == "tensor"]),
+      "bindings", len(want), "no file", gone)
+PY
+}
+
+# The rule's edge cases, packed: an id and a binding leaf of 252 bytes
+# (fit as they are, cut with ".npy"), 251 bytes (255 with it: not cut), a
+# binding "p" beside "p.npy/q" (no p.npy file), "a/b" beside "a/b/c"
+# (a/b.npy and a/b/c.npy), an empty leaf "a/" (a/.npy), a leaf "%self".
+: "${NINFER_PACK:?NINFER_PACK must point at ninfer-pack}"
+mkdir -p "$T/edge"
+python3 - "$T/edge" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+ids = ["o" * 252, "o" * 251, "w", "x.npy"]
+objs = []
+for i, oid in enumerate(ids):
+    with open(os.path.join(out, "%d.bin" % i), "wb") as f:
+        f.write(bytes(range(2 * i + 1, 2 * i + 9)))   # bf16 [4]
+    objs.append({"id": oid, "kind": "tensor", "shape": [4], "format": "bf16",
+                 "layout": "contiguous_le_v1", "source": "%d.bin" % i})
+names = ["p", "p.npy/q", "a/", "a/b", "a/b/c", "a/%self", "L" * 252, "d/" + "L" * 251,
+         "x", "x.npy"]
+bind = {n: {"object": ids[k % len(ids)]} for k, n in enumerate(names)}
+json.dump({"components": {"text": {"config": {}}}, "objects": objs, "bindings": bind,
+           "uses": []}, open(os.path.join(out, "m.json"), "w"))
+PY
+"$NINFER_PACK" create -q --manifest "$T/edge/m.json" "$T/edge/edge.ninfer" ||
+	fail "ninfer-pack of the edge-case names"
+mkdir -p "$T/edge/expect"
+python3 - "$T/edge" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+m = json.load(open(os.path.join(d, "m.json")))
+json.dump({"objects": [{"id": o["id"], "kind": o["kind"]} for o in m["objects"]],
+           "bindings": [{"name": n} for n in m["bindings"]]},
+          open(os.path.join(d, "expect/manifest.json"), "w"))
+PY
+for set in hostile names edge; do
+	if [ "$set" = edge ]; then d=$T/edge; else d=$(fixture $set); fi
+	mount_fg "$d/$set.ninfer" "$T/mnt-n-$set"
+	check_npy_names "$d" "$T/mnt-n-$set" || fail "npy names of $set"
+	unmount "$T/mnt-n-$set"
+	ok "decoded/npy names of $set by the rule"
 done
