@@ -38,7 +38,9 @@
 #              the reply makes, with no FUSE): their max/min
 #   fio        random 4 KiB buffered reads, QD1 and QD16, of
 #              decoded/objects/w.q4 against objects/w.bf16, the same
-#              number of bytes of each (goal >= 0.8)
+#              number of bytes of each (goal >= 0.8); and, as a row,
+#              the q4 object's own raw file objects/w.q4 (1/7 of the
+#              bytes, so more of it stays cached within a round)
 #   mmap       numpy.memmap of every tensor of decoded/model.safetensors,
 #              summed in order (numpy's own sum: its time counts too) (the way safetensors.safe_open faults pages
 #              in) against dd of the same file (goal >= 0.8); the same over
@@ -224,16 +226,19 @@ echo "   $stats"
 echo "== fio random 4 KiB reads, ${FIO_SECS}s or one pass each, $REPS rounds"
 FRAW=$M/objects/w.bf16
 FDEC=$M/decoded/objects/w.q4
+FRQ4=$M/objects/w.q4
 fsize=$(size "$FRAW")
 drop_raw() { drop_file "$FRAW"; }
 drop_dec() { drop_file "$FDEC"; }
+drop_rq4() { drop_file "$FRQ4"; }
 for r in $(seq "$REPS"); do
 	for qd in 1 16; do
 		rec "fio_raw_$qd" "$(fio_iops "$FRAW" "$qd" "$fsize" drop_raw)"
 		rec "fio_dec_$qd" "$(fio_iops "$FDEC" "$qd" "$fsize" drop_dec)"
+		rec "fio_rq4_$qd" "$(fio_iops "$FRQ4" "$qd" "$(size "$FRQ4")" drop_rq4)"
 	done
 done
-drop_file "$FRAW" "$FDEC"
+drop_file "$FRAW" "$FDEC" "$FRQ4"
 
 echo "== numpy memmap of decoded/model.safetensors and decoded/npy/"
 ST=$M/decoded/model.safetensors
@@ -418,6 +423,7 @@ row "4 parallel readers, -o direct_io mount" par_four_dio "$(ratio par_four_dio 
 for qd in 1 16; do
 	row "fio 4k randread QD$qd objects/w.bf16 (IOPS)" "fio_raw_$qd"
 	row "fio 4k randread QD$qd decoded/objects/w.q4 (IOPS)" "fio_dec_$qd" "$(ratio "fio_dec_$qd" "fio_raw_$qd")x raw"
+	row "fio 4k randread QD$qd objects/w.q4, raw (IOPS)" "fio_rq4_$qd" "decoded / this $(ratio "fio_dec_$qd" "fio_rq4_$qd")x"
 done
 row "dd decoded/model.safetensors" dd_st
 row "numpy memmap sum, every tensor of it" mm_st "$(ratio mm_st dd_st)x dd"
