@@ -7,7 +7,11 @@
 #     mounted from their URLs give the same tree, the same bytes (cmp of
 #     every file: objects, planes, bindings, decoded views and npy,
 #     model.safetensors, artifact.json, uses.json) and the same xattrs as
-#     the same sets mounted from the directory nginx serves;
+#     the same sets mounted from the directory nginx serves; mixed also
+#     with decoded_dtype=f16 and with -o direct_io;
+#   - https with a private CA (in no system store): refused without
+#     -o cafile= (exit 8 naming the URL and the certificate problem), the
+#     same tree and bytes with it, over HTTP/2;
 #   - laziness, from the access log: the mount asks for exactly the entry's
 #     [0, 32) and its JSON; reading one object (spread over 12 parts) asks
 #     only for the parts it spans, each part's 32-byte header once and
@@ -40,7 +44,7 @@ mkdir -p "$W"
 # odd names
 SETS="text mixed interleaved shared nvfp4rows unknown names"
 for s in $SETS; do "$NF_FIXTURE" $s "$W/$s" >/dev/null || fail "nf-fixture $s"; done
-ngx_start "$W"
+NGX_TLS=1 ngx_start "$W"
 U=$NGX_URL
 
 # --- the matrix: the same tree, bytes and xattrs locally and over HTTP,
@@ -64,7 +68,30 @@ matrix() { # SET LABEL [ninferfs args...]
 t0=$(date +%s)
 for s in $SETS; do matrix "$s" "$s"; done
 matrix mixed "mixed, decoded_dtype=bf16" -o decoded_dtype=bf16
+matrix mixed "mixed, decoded_dtype=f16" -o decoded_dtype=f16
+matrix mixed "mixed, direct_io" -o direct_io
 echo "matrix: $(($(date +%s) - t0)) s"
+
+# --- https with a private CA: verified by default, -o cafile= names the CA
+TU=$NGX_TLS_URL/mixed/mixed.ninfer
+mkdir -p "$T/tx"
+MNTS+=("$T/tx")
+rc=0
+timeout 30 "$NINFERFS" "$TU" "$T/tx" -f 2>"$T/e" || rc=$?
+san_clean "$T/e"
+[ "$rc" != 124 ] || fail "https with an unknown CA: mounted (the daemon served until killed)"
+[ "$rc" = 8 ] && grep -q "$TU: .*SSL certificate problem" "$T/e" || fail "unknown CA: exit $rc $(cat "$T/e")"
+is_mounted "$T/tx" && fail "mounted with an unverified certificate"
+ngx_settle; ngx_clear
+mnt "$W/mixed/mixed.ninfer" "$T/lt"
+mnt "$TU" "$T/rt" -o cafile="$NGX_DIR/ca.pem"
+tree_same "$T/lt" "$T/rt"
+umnt "$T/rt"
+umnt "$T/lt"
+settle
+h2=$(grep -c '"GET /mixed/mixed.ninfer[^"]* HTTP/2.0"' "$LOG" || true)
+[ "$h2" -ge 47 ] && ! grep -q 'HTTP/1' "$LOG" || fail "https mount: $h2 HTTP/2 requests: $(head "$LOG")"
+ok "https with a private CA: refused without cafile= (exit 8, certificate problem named); with it $TREE_FILES files byte-identical to the local mount, $h2 requests over HTTP/2"
 
 # --- laziness
 J=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["json_bytes"])' "$W/mixed/expect/manifest.json")
