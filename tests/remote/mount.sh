@@ -22,6 +22,7 @@
 #   - credentials in the URL and in a -o value appear nowhere: not in
 #     /proc/mounts, the daemon's log, stats, files.json, validation.json,
 #     any xattr;
+#   - a part missing (404): EIO, logged once naming its URL and HTTP 404;
 #   - the entry missing (404) or nobody listening: exit 8 naming the URL and
 #     the failure; a remote option with a local path, or a bad value: 16;
 #   - a part path '../evil' (seed §3.3, mounted with -o lenient) is never
@@ -210,6 +211,25 @@ rc=0
 [ "$rc" = 16 ] && grep -q 'option tries: bad value "0"' "$T/e" || fail "bad value: $rc $(cat "$T/e")"
 is_mounted "$T/x" && fail "mounted after a refusal"
 ok "the entry missing (HTTP 404) or nobody listening: exit 8 naming the URL; remote options with a local path, a bad value: exit 16"
+
+# --- a part missing on the server (404): its reads fail with EIO, logged
+# once naming its URL and the status, files.json says missing and why
+cp -r "$W/mixed" "$W/miss"
+rm "$W/miss/mixed.ninfer.part-0007"
+mnt "$U/miss/mixed.ninfer" "$T/m7"
+nerr=0
+for o in "$T"/m7/objects/*; do cat "$o" >/dev/null 2>&1 || nerr=$((nerr + 1)); done
+[ "$nerr" -ge 1 ] || fail "no object read failed with part 7 missing"
+$PY - "$T/m7/files.json" "$U/miss/mixed.ninfer.part-0007" <<'PY' || fail "files.json: $(head -c 3000 "$T/m7/files.json")"
+import json, sys
+f = json.load(open(sys.argv[1]))[7]
+assert f["status"] == "missing" and f["reason"].endswith(sys.argv[2] + ": HTTP 404"), f
+assert f["remote"]["status"] == "missing" and f["remote"]["http_status"] == 404, f
+PY
+umnt "$T/m7"
+[ "$(grep -c 'files\[7\]' "$T/m7.log")" = 1 ] && grep -q "files\[7\]: .*$U/miss/mixed.ninfer.part-0007: HTTP 404; reads touching it fail with EIO" "$T/m7.log" ||
+	fail "part 7's 404 in the log: $(cat "$T/m7.log")"
+ok "a part missing on the server: $nerr objects fail with EIO, logged once naming its URL and HTTP 404, files.json: missing, HTTP 404"
 
 # --- part paths: '../evil' never requested; 'x%2F..%2Fevil' as one encoded segment
 RP rename-part "$W/mixed/mixed.ninfer" "$W/dd" 3 '../evil'
