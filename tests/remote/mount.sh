@@ -73,6 +73,41 @@ matrix mixed "mixed, decoded_dtype=f16" -o decoded_dtype=f16
 matrix mixed "mixed, direct_io" -o direct_io
 echo "matrix: $(($(date +%s) - t0)) s"
 
+# mmap(2) and np.load(mmap_mode="r") of the remote mount: the same bytes,
+# dtypes and shapes as the local mount (page faults reach the engine, not read(2))
+mnt "$W/mixed/mixed.ninfer" "$T/lm"
+mnt "$U/mixed/mixed.ninfer" "$T/rm"
+n=$($PY - "$T/lm" "$T/rm" <<'PY'
+import mmap, os, sys
+import numpy as np
+l, r = sys.argv[1], sys.argv[2]
+n = 0
+for d in ("objects", "decoded/objects"):
+    for f in sorted(os.listdir(os.path.join(r, d))):
+        want = open(os.path.join(l, d, f), "rb").read()
+        with open(os.path.join(r, d, f), "rb") as fh:
+            if not want:   # mmap(2) of 0 bytes is EINVAL
+                assert os.fstat(fh.fileno()).st_size == 0, f
+                continue
+            m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+            assert m[:] == want, f
+            m.close()
+        n += 1
+for root, _, names in os.walk(os.path.join(r, "decoded", "npy")):
+    for f in names:
+        p = os.path.join(root, f)
+        x = np.load(p, mmap_mode="r")
+        y = np.load(os.path.join(l, os.path.relpath(p, r)), mmap_mode="r")
+        assert (x.dtype, x.shape) == (y.dtype, y.shape) and np.asarray(x).tobytes() == np.asarray(y).tobytes(), p
+        n += 1
+print(n)
+PY
+) || fail "mmap over HTTP"
+umnt "$T/rm"
+umnt "$T/lm"
+[ "$n" -ge 100 ] || fail "mmap: only $n files"
+ok "mmap and np.load(mmap_mode=\"r\") over HTTP: $n objects, decoded views and npy files as on the local mount"
+
 # --- https with a private CA: verified by default, -o cafile= names the CA
 TU=$NGX_TLS_URL/mixed/mixed.ninfer
 mkdir -p "$T/tx"
