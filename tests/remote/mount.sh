@@ -234,6 +234,10 @@ rc=0
 "$NINFERFS" "$U/mixed/nothere.ninfer" "$T/x" -f 2>"$T/e" || rc=$?
 [ "$rc" = 8 ] && grep -q "$U/mixed/nothere.ninfer: HTTP 404" "$T/e" || fail "404 entry: $rc $(cat "$T/e")"
 san_clean "$T/e"
+rc=0
+timeout 30 "$NINFERFS" "http://nfuser:s3cr3tPW@127.0.0.1:$NGX_PORT/mixed/nothere.ninfer" "$T/x" -f 2>"$T/e" || rc=$?
+[ "$rc" = 8 ] && grep -q "http://\*\*\*@127.0.0.1:$NGX_PORT/mixed/nothere.ninfer: HTTP 404" "$T/e" &&
+	! grep -q 's3cr3t\|nfuser' "$T/e" || fail "404 entry with credentials: $rc $(cat "$T/e")"
 port=$(free_port)
 rc=0
 "$NINFERFS" "http://127.0.0.1:$port/x/e.ninfer" "$T/x" -f -o tries=1 2>"$T/e" || rc=$?
@@ -245,7 +249,7 @@ rc=0
 "$NINFERFS" "$U/mixed/mixed.ninfer" "$T/x" -f -o tries=0 2>"$T/e" || rc=$?
 [ "$rc" = 16 ] && grep -q 'option tries: bad value "0"' "$T/e" || fail "bad value: $rc $(cat "$T/e")"
 is_mounted "$T/x" && fail "mounted after a refusal"
-ok "the entry missing (HTTP 404) or nobody listening: exit 8 naming the URL; remote options with a local path, a bad value: exit 16"
+ok "the entry missing (HTTP 404) or nobody listening: exit 8 naming the URL (user:password@ as ***@); remote options with a local path, a bad value: exit 16"
 
 # --- a part missing on the server (404): its reads fail with EIO, logged
 # once naming its URL and the status, files.json says missing and why
