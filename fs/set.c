@@ -46,7 +46,10 @@ static void log_failure(struct nf_fs *fs, uint32_t f, int result)
 	if (atomic_exchange(&fs->files[f].logged, true))
 		return;
 	const char *reason = NULL;
-	if (fs->set.ops->status(fs->set.arg, f, &reason) == NF_FSTATUS_BAD && reason)
+	enum nf_fstatus st = fs->set.ops->status(fs->set.arg, f, &reason);
+	/* the family's reason names the file and why (for a URL: its HTTP
+	 * status, issue 14), for a missing file as for a bad one */
+	if ((st == NF_FSTATUS_BAD || st == NF_FSTATUS_MISSING) && reason)
 		nf_log(fs, LOG_ERR, "cannot read files[%u]: %s; reads touching it fail with EIO", f,
 		       reason);
 	else

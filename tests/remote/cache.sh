@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The block cache (cache=DIR) against nginx: a second process reads the
 # cached blocks without a GET (only one HEAD per file, for its ETag);
-# a corrupted block is detected and that block alone is fetched again;
+# an object replaced on the server (a new ETag) is not read from its old
+# blocks; a corrupted block is detected and that block alone is fetched again;
 # processes killed with SIGKILL in the middle of cached reads leave no
 # block that a later reader would use wrongly; the size limit holds.
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +38,18 @@ ok "a second process reads every cached block without a GET (1 HEAD per file)"
 ngx_clear
 rget -s "$T/st3" -o cache=$C,cache_set=other -p e.part-0001 "$U" "${reads[@]}" >/dev/null || fail "other set"
 grep -q '"cache_hits": 0, "cache_misses": 4' "$T/st3" || fail "another set hit: $(cat "$T/st3")"
+
+# the entry replaced on the server (same size, a new ETag): the blocks
+# stored under its old ETag are never used, its new bytes are fetched
+mkfile "$W/d/e.new" 5000000 14
+touch -d '+1 hour' "$W/d/e.new"
+mv "$W/d/e.new" "$W/d/e"
+ngx_clear
+rget -s "$T/st4" -o "$opts" "$U" read 0 100 2000000 >"$T/got" || fail "replaced: $(cat "$T/rget.err")"
+slice "$W/d/e" 100 2000000 | cmp - "$T/got" || fail "a block stored under the replaced object's old ETag was used"
+grep -q '"file": 0,.*"cache_hits": 0, "cache_misses": 2,' "$T/st4" || fail "replaced: $(cat "$T/st4")"
+[ "$(grep -c '"GET /d/e HTTP' "$NGX_LOG")" = 1 ] || fail "replaced: $(cat "$NGX_LOG")"
+ok "the entry replaced on the server: its blocks under the old ETag are not used, 2 new ones fetched in 1 GET, bytes exact"
 
 # corrupt one block (one byte in its data): detected, that block refetched
 rm -rf "$C"

@@ -20,6 +20,8 @@
 #   - a part missing (404): FILE_MISSING naming the URL and HTTP 404; a
 #     part refused (403): FILE_UNREADABLE naming them; the entry missing:
 #     exit 8 naming the URL and HTTP 404;
+#   - https with a private CA: ENTRY_UNREADABLE (exit 8) naming the
+#     certificate problem without -o cafile=, the same report with it;
 #   - credentials in the URL (and in a -o value) appear in no output;
 #   - a JSON directory claimed 1 GiB and broken at byte 6 is not
 #     downloaded: one 64 KiB chunk, the same JSON_SYNTAX as locally; broken
@@ -48,7 +50,7 @@ W=$T/www
 mkdir -p "$W"
 "$NF_FIXTURE" text "$W/text" >/dev/null
 "$NF_FIXTURE" mixed "$W/mixed" >/dev/null
-ngx_start "$W" 'location = /deny/mixed.ninfer.part-0009 { return 403; }'
+NGX_TLS=1 ngx_start "$W" 'location = /deny/mixed.ninfer.part-0009 { return 403; }'
 U=$NGX_URL
 
 # --- the fixture sets: the same report locally and over HTTP
@@ -107,6 +109,17 @@ grep -q '"code": "FILE_ARTIFACT_ID_MISMATCH"' "$T/r.json" && [ "$rc" = 4 ] || fa
 chk --json "$U/corpus/files-path-dotdot-slash/h.ninfer" >/dev/null
 [ "$rc" = 4 ] || fail "dotdot-slash: exit $rc"
 ok "a part of another artifact: FILE_ARTIFACT_ID_MISMATCH, exit 4, as locally"
+
+# --- https with a private CA: verified by default, -o cafile= names the CA
+chk --json "$NGX_TLS_URL/mixed/mixed.ninfer" >"$T/r.json"
+[ "$rc" = 8 ] && grep -q '"code": "ENTRY_UNREADABLE"' "$T/r.json" &&
+	grep -q "\"evidence\": \"$NGX_TLS_URL/mixed/mixed.ninfer: .*SSL certificate problem" "$T/r.json" ||
+	fail "https, unknown CA: exit $rc $(cat "$T/r.json")"
+chk --json "$W/mixed/mixed.ninfer" >"$T/l.json"
+chk --json -o cafile="$NGX_DIR/ca.pem" "$NGX_TLS_URL/mixed/mixed.ninfer" >"$T/r.json"
+[ "$rc" = 0 ] || fail "https with cafile=: exit $rc $(cat "$T/r.json" "$T/chk.err")"
+RP same "$T/l.json" "$T/r.json" || fail "https with cafile=: the reports differ"
+ok "https with a private CA: ENTRY_UNREADABLE (exit 8, certificate problem) without cafile=, the same report as locally with it"
 
 # --- a part name that needs encoding: one segment
 RP rename-part "$W/mixed/mixed.ninfer" "$W/enc2" 3 'p art%2F..?#3'

@@ -7,7 +7,11 @@
 #     mounted from their URLs give the same tree, the same bytes (cmp of
 #     every file: objects, planes, bindings, decoded views and npy,
 #     model.safetensors, artifact.json, uses.json) and the same xattrs as
-#     the same sets mounted from the directory nginx serves;
+#     the same sets mounted from the directory nginx serves; mixed also
+#     with decoded_dtype=f16 and with -o direct_io;
+#   - https with a private CA (in no system store): refused without
+#     -o cafile= (exit 8 naming the URL and the certificate problem), the
+#     same tree and bytes with it, over HTTP/2;
 #   - laziness, from the access log: the mount asks for exactly the entry's
 #     [0, 32) and its JSON; reading one object (spread over 12 parts) asks
 #     only for the parts it spans, each part's 32-byte header once and
@@ -18,6 +22,7 @@
 #   - credentials in the URL and in a -o value appear nowhere: not in
 #     /proc/mounts, the daemon's log, stats, files.json, validation.json,
 #     any xattr;
+#   - a part missing (404): EIO, logged once naming its URL and HTTP 404;
 #   - the entry missing (404) or nobody listening: exit 8 naming the URL and
 #     the failure; a remote option with a local path, or a bad value: 16;
 #   - a part path '../evil' (seed §3.3, mounted with -o lenient) is never
@@ -40,7 +45,7 @@ mkdir -p "$W"
 # odd names
 SETS="text mixed interleaved shared nvfp4rows unknown names"
 for s in $SETS; do "$NF_FIXTURE" $s "$W/$s" >/dev/null || fail "nf-fixture $s"; done
-ngx_start "$W"
+NGX_TLS=1 ngx_start "$W"
 U=$NGX_URL
 
 # --- the matrix: the same tree, bytes and xattrs locally and over HTTP,
@@ -64,7 +69,65 @@ matrix() { # SET LABEL [ninferfs args...]
 t0=$(date +%s)
 for s in $SETS; do matrix "$s" "$s"; done
 matrix mixed "mixed, decoded_dtype=bf16" -o decoded_dtype=bf16
+matrix mixed "mixed, decoded_dtype=f16" -o decoded_dtype=f16
+matrix mixed "mixed, direct_io" -o direct_io
 echo "matrix: $(($(date +%s) - t0)) s"
+
+# mmap(2) and np.load(mmap_mode="r") of the remote mount: the same bytes,
+# dtypes and shapes as the local mount (page faults reach the engine, not read(2))
+mnt "$W/mixed/mixed.ninfer" "$T/lm"
+mnt "$U/mixed/mixed.ninfer" "$T/rm"
+n=$($PY - "$T/lm" "$T/rm" <<'PY'
+import mmap, os, sys
+import numpy as np
+l, r = sys.argv[1], sys.argv[2]
+n = 0
+for d in ("objects", "decoded/objects"):
+    for f in sorted(os.listdir(os.path.join(r, d))):
+        want = open(os.path.join(l, d, f), "rb").read()
+        with open(os.path.join(r, d, f), "rb") as fh:
+            if not want:   # mmap(2) of 0 bytes is EINVAL
+                assert os.fstat(fh.fileno()).st_size == 0, f
+                continue
+            m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+            assert m[:] == want, f
+            m.close()
+        n += 1
+for root, _, names in os.walk(os.path.join(r, "decoded", "npy")):
+    for f in names:
+        p = os.path.join(root, f)
+        x = np.load(p, mmap_mode="r")
+        y = np.load(os.path.join(l, os.path.relpath(p, r)), mmap_mode="r")
+        assert (x.dtype, x.shape) == (y.dtype, y.shape) and np.asarray(x).tobytes() == np.asarray(y).tobytes(), p
+        n += 1
+print(n)
+PY
+) || fail "mmap over HTTP"
+umnt "$T/rm"
+umnt "$T/lm"
+[ "$n" -ge 100 ] || fail "mmap: only $n files"
+ok "mmap and np.load(mmap_mode=\"r\") over HTTP: $n objects, decoded views and npy files as on the local mount"
+
+# --- https with a private CA: verified by default, -o cafile= names the CA
+TU=$NGX_TLS_URL/mixed/mixed.ninfer
+mkdir -p "$T/tx"
+MNTS+=("$T/tx")
+rc=0
+timeout 30 "$NINFERFS" "$TU" "$T/tx" -f 2>"$T/e" || rc=$?
+san_clean "$T/e"
+[ "$rc" != 124 ] || fail "https with an unknown CA: mounted (the daemon served until killed)"
+[ "$rc" = 8 ] && grep -q "$TU: .*SSL certificate problem" "$T/e" || fail "unknown CA: exit $rc $(cat "$T/e")"
+is_mounted "$T/tx" && fail "mounted with an unverified certificate"
+ngx_settle; ngx_clear
+mnt "$W/mixed/mixed.ninfer" "$T/lt"
+mnt "$TU" "$T/rt" -o cafile="$NGX_DIR/ca.pem"
+tree_same "$T/lt" "$T/rt"
+umnt "$T/rt"
+umnt "$T/lt"
+settle
+h2=$(grep -c '"GET /mixed/mixed.ninfer[^"]* HTTP/2.0"' "$LOG" || true)
+[ "$h2" -ge 47 ] && ! grep -q 'HTTP/1' "$LOG" || fail "https mount: $h2 HTTP/2 requests: $(head "$LOG")"
+ok "https with a private CA: refused without cafile= (exit 8, certificate problem named); with it $TREE_FILES files byte-identical to the local mount, $h2 requests over HTTP/2"
 
 # --- laziness
 J=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["json_bytes"])' "$W/mixed/expect/manifest.json")
@@ -171,6 +234,10 @@ rc=0
 "$NINFERFS" "$U/mixed/nothere.ninfer" "$T/x" -f 2>"$T/e" || rc=$?
 [ "$rc" = 8 ] && grep -q "$U/mixed/nothere.ninfer: HTTP 404" "$T/e" || fail "404 entry: $rc $(cat "$T/e")"
 san_clean "$T/e"
+rc=0
+timeout 30 "$NINFERFS" "http://nfuser:s3cr3tPW@127.0.0.1:$NGX_PORT/mixed/nothere.ninfer" "$T/x" -f 2>"$T/e" || rc=$?
+[ "$rc" = 8 ] && grep -q "http://\*\*\*@127.0.0.1:$NGX_PORT/mixed/nothere.ninfer: HTTP 404" "$T/e" &&
+	! grep -q 's3cr3t\|nfuser' "$T/e" || fail "404 entry with credentials: $rc $(cat "$T/e")"
 port=$(free_port)
 rc=0
 "$NINFERFS" "http://127.0.0.1:$port/x/e.ninfer" "$T/x" -f -o tries=1 2>"$T/e" || rc=$?
@@ -182,7 +249,26 @@ rc=0
 "$NINFERFS" "$U/mixed/mixed.ninfer" "$T/x" -f -o tries=0 2>"$T/e" || rc=$?
 [ "$rc" = 16 ] && grep -q 'option tries: bad value "0"' "$T/e" || fail "bad value: $rc $(cat "$T/e")"
 is_mounted "$T/x" && fail "mounted after a refusal"
-ok "the entry missing (HTTP 404) or nobody listening: exit 8 naming the URL; remote options with a local path, a bad value: exit 16"
+ok "the entry missing (HTTP 404) or nobody listening: exit 8 naming the URL (user:password@ as ***@); remote options with a local path, a bad value: exit 16"
+
+# --- a part missing on the server (404): its reads fail with EIO, logged
+# once naming its URL and the status, files.json says missing and why
+cp -r "$W/mixed" "$W/miss"
+rm "$W/miss/mixed.ninfer.part-0007"
+mnt "$U/miss/mixed.ninfer" "$T/m7"
+nerr=0
+for o in "$T"/m7/objects/*; do cat "$o" >/dev/null 2>&1 || nerr=$((nerr + 1)); done
+[ "$nerr" -ge 1 ] || fail "no object read failed with part 7 missing"
+$PY - "$T/m7/files.json" "$U/miss/mixed.ninfer.part-0007" <<'PY' || fail "files.json: $(head -c 3000 "$T/m7/files.json")"
+import json, sys
+f = json.load(open(sys.argv[1]))[7]
+assert f["status"] == "missing" and f["reason"].endswith(sys.argv[2] + ": HTTP 404"), f
+assert f["remote"]["status"] == "missing" and f["remote"]["http_status"] == 404, f
+PY
+umnt "$T/m7"
+[ "$(grep -c 'files\[7\]' "$T/m7.log")" = 1 ] && grep -q "files\[7\]: .*$U/miss/mixed.ninfer.part-0007: HTTP 404; reads touching it fail with EIO" "$T/m7.log" ||
+	fail "part 7's 404 in the log: $(cat "$T/m7.log")"
+ok "a part missing on the server: $nerr objects fail with EIO, logged once naming its URL and HTTP 404, files.json: missing, HTTP 404"
 
 # --- part paths: '../evil' never requested; 'x%2F..%2Fevil' as one encoded segment
 RP rename-part "$W/mixed/mixed.ninfer" "$W/dd" 3 '../evil'

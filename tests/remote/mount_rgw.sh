@@ -8,7 +8,8 @@
 # the environment, endpoint from -o endpoint=) mount the split set and
 # every file reads byte-identical to the local mount; a part overwritten
 # in the bucket while mounted fails the reads that touch it with EIO
-# (ETag), files.json says why; the secret appears in no output.
+# (ETag), files.json says why; the secret appears in no output (log,
+# stats, files.json, validation.json, /proc/mounts, any xattr).
 . "$(dirname "$0")/lib.sh"
 . "$REMOTE_TESTS/ceph.sh"
 . "$REMOTE_TESTS/mnt.sh"
@@ -73,9 +74,11 @@ f = json.load(open(sys.argv[1]))[int(sys.argv[2])]
 assert f["status"] == "bad" and "changed on the server" in f["reason"], f
 assert f["remote"]["status"] == "changed", f
 PY
-{ cat "$T/r/stats" "$T/r/files.json" "$T/r/validation.json" /proc/mounts; } >"$T/seen"
+{ cat "$T/r/stats" "$T/r/files.json" "$T/r/validation.json" /proc/mounts
+  (cd "$T/r" && getfattr -R -d -m - . 2>/dev/null) || true; } >"$T/seen"
+grep -q 'user.ninfer' "$T/seen" || fail "no xattr in what was seen"
 umnt "$T/r"
 umnt "$T/l"
 cat "$T/r.log" "$T/e1" "$T/e2" >>"$T/seen"
 grep -qF "$RGW_SECRET" "$T/seen" && fail "the secret leaked: $(grep -nF "$RGW_SECRET" "$T/seen" | head -3)"
-ok "$P overwritten in the bucket while mounted: objects/$o2 fails with EIO, files.json: bad, changed on the server; the secret in no output"
+ok "$P overwritten in the bucket while mounted: objects/$o2 fails with EIO, files.json: bad, changed on the server; the secret in no log, stats, report, mount entry or xattr"

@@ -2,7 +2,8 @@
 # nginx serves fixture files on loopback; nf-remote-get reads them through
 # the remote engine.  Proves: byte-exact ranges, sibling parts with names
 # that need encoding, merged adjacent segments (one request, counted in
-# the access log), keep-alive (every request on one $connection), stat =
+# the access log), several requests in flight for one read (on several
+# connections), keep-alive (every request on one $connection), stat =
 # nginx's own ETag and size, If-Match 412 after a change, 404 -> missing,
 # reads past the end, the prefetcher's growing windows, and redirects
 # (refused to another host unless allowed); over TLS: verification on (a
@@ -19,7 +20,8 @@ weird='we ird%2F..?#name'
 mkfile "$W/d/$weird" 70000 3
 mkfile "$W/d/big" 9000000 4
 NGX_TLS=1 ngx_start "$W" 'location /hop/ { return 302 http://localhost:$server_port/d/e.ninfer; }
-		location /same/ { return 302 /d/e.ninfer; }'
+		location /same/ { return 302 /d/e.ninfer; }
+		location /slow/ { alias '"$W"'/d/; limit_rate 1m; }'
 U=$NGX_URL/d/e.ninfer
 
 # --- ranges, byte-exact, entry and parts
@@ -44,6 +46,23 @@ rget "$U" segs 0 1000:5000,0:1000,6000:100,9000:10 >"$T/got" || fail "segs"
 grep -q '"bytes=0-6099"' "$NGX_LOG" && grep -q '"bytes=9000-9009"' "$NGX_LOG" ||
 	fail "merged ranges: $(cat "$NGX_LOG")"
 ok "adjacent segments merged into one range GET (4 segments, 2 requests)"
+
+# --- several requests in flight for one read: 3 separate segments (2.7 MB)
+# from a server that sends 1 MB/s per connection; one after the other they
+# would reuse one kept-alive connection (as the 20 reads below do) and take
+# 2.7 s
+ngx_settle; ngx_clear
+t0=$(date +%s%3N)
+rget "$NGX_URL/slow/e.ninfer" segs 0 0:1000000,1100000:1000000,2200000:700000 >"$T/got" ||
+	fail "slow segs: $(cat "$T/rget.err")"
+dt=$(($(date +%s%3N) - t0))
+{ slice "$W/d/e.ninfer" 0 1000000; slice "$W/d/e.ninfer" 1100000 1000000
+  slice "$W/d/e.ninfer" 2200000 700000; } | cmp - "$T/got" || fail "slow segs: bytes"
+ngx_settle
+nconn=$(grep '"GET /slow/' "$NGX_LOG" | awk '{print $1}' | sort -u | wc -l)
+[ "$(grep -c '"GET /slow/' "$NGX_LOG")" = 3 ] && [ "$nconn" -ge 2 ] ||
+	fail "one read's requests: $nconn connections: $(cat "$NGX_LOG")"
+ok "one read of 3 segments (2.7 MB at 1 MB/s per connection): 3 range GETs in flight on $nconn connections at once, ${dt} ms"
 
 # --- keep-alive: 20 reads, one connection
 etag=$(curl -sI "$U" | tr -d '\r' | awk 'tolower($1)=="etag:" {print $2}')
