@@ -54,26 +54,60 @@ umnt() {
 # read_err DIR FILE: the error a read of DIR/FILE fails with ("" if none)
 read_err() { (cd "$1" && cat "$2" 2>&1 >/dev/null) || true; }
 
-# tree_same A B: the same files with the same bytes (cmp), but the
-# documents that name the source or count requests; a file whose reads
-# fail (an unknown format's decoded view: EOPNOTSUPP) must fail the same
-# way on both (TREE_ERRS counts them)
+# tree_same A B: the same names (any bytes in them: the hostile set's
+# names hold newlines and escapes) and the same bytes in every regular
+# file, but the documents that name the source or count requests; a file
+# whose reads fail (an unknown format's decoded view: EOPNOTSUPP) must
+# fail with the same errno on both (TREE_ERRS counts them).  Sets
+# TREE_FILES (files compared) and TREE_ERRS.
 tree_same() {
-	local a=$1 b=$2 f n=0 e
-	TREE_ERRS=0
-	diff <(cd "$a" && find . | sort) <(cd "$b" && find . | sort) >"$T/tree.diff" ||
-		fail "the trees differ: $(head -20 "$T/tree.diff")"
-	while IFS= read -r f; do
-		case "$f" in ./stats | ./files.json | ./validation.json) continue ;; esac
-		if ! cmp -s "$a/$f" "$b/$f"; then
-			e=$(read_err "$a" "$f")
-			[ -n "$e" ] && [ "$e" = "$(read_err "$b" "$f")" ] ||
-				fail "bytes differ: $f ($(cmp "$a/$f" "$b/$f" 2>&1 | head -2))"
-			TREE_ERRS=$((TREE_ERRS + 1))
-		fi
-		n=$((n + 1))
-	done < <(cd "$a" && find . -type f | sort)
-	TREE_FILES=$n
+	local out
+	out=$($PY - "$1" "$2" <<'PY'
+import os, stat, sys
+a, b = (os.fsencode(x) for x in sys.argv[1:3])
+
+def walk(root):
+    names = set()
+    for d, dirs, files in os.walk(root):
+        rel = os.path.relpath(d, root)
+        names.update(os.path.normpath(os.path.join(rel, n)) for n in dirs + files)
+    return names
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(), None
+    except OSError as e:
+        return None, e.errno
+
+na, nb = walk(a), walk(b)
+if na != nb:
+    print("FAIL the trees differ: only in %r: %r; only in %r: %r"
+          % (a, sorted(na - nb)[:5], b, sorted(nb - na)[:5]))
+    sys.exit(0)
+files = errs = 0
+for rel in sorted(na):
+    pa, pb = os.path.join(a, rel), os.path.join(b, rel)
+    if not stat.S_ISREG(os.lstat(pa).st_mode) or rel in (b"stats", b"files.json", b"validation.json"):
+        continue
+    (da, ea), (db, eb) = read(pa), read(pb)
+    if da is None or db is None:
+        if ea is None or ea != eb:
+            print("FAIL bytes differ: %r (errno %s and %s)" % (rel, ea, eb))
+            sys.exit(0)
+        errs += 1
+    elif da != db:
+        k = next((i for i in range(min(len(da), len(db))) if da[i] != db[i]), min(len(da), len(db)))
+        print("FAIL bytes differ: %r at byte %d (sizes %d and %d)" % (rel, k, len(da), len(db)))
+        sys.exit(0)
+    files += 1
+print("OK", files, errs)
+PY
+)
+	case $out in
+	"OK "*) read -r _ TREE_FILES TREE_ERRS <<<"$out" ;;
+	*) fail "${out#FAIL }" ;;
+	esac
 }
 
 # object_parts DIR: one line per file of DIR/objects, "<id> <file>...": the

@@ -3,7 +3,8 @@
 # side).  Proves:
 #   - the mount test matrix over HTTP: every fixture set of the local
 #     mount tests (text: one file; mixed: 47 files; interleaved, shared,
-#     nvfp4rows, unknown, names), and mixed again with decoded_dtype=bf16,
+#     nvfp4rows, unknown, names, hostile: 300 hostile binding names), and
+#     mixed again with decoded_dtype=bf16,
 #     mounted from their URLs give the same tree, the same bytes (cmp of
 #     every file: objects, planes, bindings, decoded views and npy,
 #     model.safetensors, artifact.json, uses.json) and the same xattrs as
@@ -43,7 +44,7 @@ mkdir -p "$W"
 # every fixture set the local mount tests use (tests/mount/): one-file and
 # split sets, interleaved and shared payloads, nvfp4 rows, unknown formats,
 # odd names
-SETS="text mixed interleaved shared nvfp4rows unknown names"
+SETS="text mixed interleaved shared nvfp4rows unknown names hostile"
 for s in $SETS; do "$NF_FIXTURE" $s "$W/$s" >/dev/null || fail "nf-fixture $s"; done
 NGX_TLS=1 ngx_start "$W"
 U=$NGX_URL
