@@ -3,8 +3,10 @@
  *
  * For every decodable format (q2, q4, q5, q6, q8, t2, nvfp4, fp8, bf16,
  * fp32) it builds one [8192, 4096] object (32 Mi elements) with random codes
- * and realistic finite scales, then, for each output dtype (f32, bf16, f16),
- * decodes the whole object the way the filesystem does --
+ * and realistic finite scales (bf16 twice: row "bf16" with exponents spread
+ * over 50 binades, row "bf16w" with weight-like values), then, for each
+ * output dtype (f32, bf16, f16), decodes the whole object the way the
+ * filesystem does --
  * nf_decode_spans() + nf_decode() per 1 MiB of output -- with the scalar
  * reference and with the SIMD path, into one output buffer the size of the
  * decoded tensor, and checks the two outputs are byte-identical.  The anchor
@@ -362,10 +364,22 @@ static void print_cell(const char *name, const char *dt, double src_bytes, doubl
 
 struct row {
 	const char *name, *format, *layout;
+	int weights; /* bf16 only: weight-like values instead of wide exponents */
 };
 
+/* A weight-like value: the sum of four uniforms, centred and scaled to a
+ * standard deviation of 0.02 (close to a normal law, also near 0, where it
+ * decides how often a bf16 -> f16 vector holds an f16 subnormal). */
+static float weight_value(void)
+{
+	double s = 0;
+	for (int i = 0; i < 4; i++)
+		s += (double)(rnd() >> 11) * 0x1p-53;
+	return (float)((s - 2.0) * 0.02 * 1.7320508075688772);
+}
+
 /* Random object bytes; scale words get realistic finite values. */
-static void fill_object(const struct nf_geometry *g, uint8_t *obj)
+static void fill_object(const struct nf_geometry *g, uint8_t *obj, int weights)
 {
 	for (uint64_t i = 0; i < g->bytes; i++)
 		obj[i] = (uint8_t)rnd();
@@ -397,6 +411,9 @@ static void fill_object(const struct nf_geometry *g, uint8_t *obj)
 			uint32_t u = (uint32_t)rnd();
 			nf_wr32(obj + 4 * i, (u & 0x807FFFFFu) | (uint32_t)(100 + u % 50) << 23);
 		}
+	} else if (g->format == NF_FORMAT_BF16 && weights) {
+		for (uint64_t i = 0; i < g->elements; i++)
+			nf_wr16(obj + 2 * i, nf_f32_to_bf16_one(weight_value()));
 	} else if (g->format == NF_FORMAT_BF16) {
 		for (uint64_t i = 0; i < g->elements; i++) {
 			uint16_t u = (uint16_t)rnd();
@@ -416,7 +433,7 @@ static int bench_format(const struct row *r, int reps, enum nf_isa simd, uint64_
 		return 8;
 	}
 	uint8_t *obj = xmalloc(g.bytes), *obj2 = xmalloc(g.bytes);
-	fill_object(&g, obj);
+	fill_object(&g, obj, r->weights);
 	memcpy(obj2, obj, g.bytes);
 	size_t max_out = (size_t)g.elements * 4;
 	uint8_t *a = xmalloc(max_out), *b = xmalloc(max_out), *src = xmalloc(max_out),
@@ -523,16 +540,17 @@ int main(int argc, char **argv)
 	const char *only = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
 	enum nf_isa simd = nf_isa_best();
 	static const struct row rows[] = {
-		{"q2", "q2_g64_fp16", "row_split_k128_v1"},
-		{"q4", "q4_g64_fp16", "row_split_k128_v1"},
-		{"q5", "q5_g64_fp16", "row_split_k128_v1"},
-		{"q6", "q6_g64_fp16", "row_split_k128_v1"},
-		{"q8", "q8_g32_fp16", "row_split_k128_v1"},
-		{"t2", "t2_g128_fp16", "row_split_k128_v1"},
-		{"nvfp4", "nvfp4", "block_scale_k16_m128x4_v1"},
-		{"fp8", "fp8_e4m3fn_row_bf16", "row_scale_v1"},
-		{"bf16", "bf16", "contiguous_le_v1"},
-		{"fp32", "fp32", "contiguous_le_v1"},
+		{"q2", "q2_g64_fp16", "row_split_k128_v1", 0},
+		{"q4", "q4_g64_fp16", "row_split_k128_v1", 0},
+		{"q5", "q5_g64_fp16", "row_split_k128_v1", 0},
+		{"q6", "q6_g64_fp16", "row_split_k128_v1", 0},
+		{"q8", "q8_g32_fp16", "row_split_k128_v1", 0},
+		{"t2", "t2_g128_fp16", "row_split_k128_v1", 0},
+		{"nvfp4", "nvfp4", "block_scale_k16_m128x4_v1", 0},
+		{"fp8", "fp8_e4m3fn_row_bf16", "row_scale_v1", 0},
+		{"bf16", "bf16", "contiguous_le_v1", 0},
+		{"bf16w", "bf16", "contiguous_le_v1", 1},
+		{"fp32", "fp32", "contiguous_le_v1", 0},
 	};
 
 	uint64_t nrows = argc > 4 ? strtoull(argv[4], NULL, 10) : 8192;
