@@ -62,6 +62,9 @@ http {
 	scgi_temp_path $NGX_DIR/tmp/scgi;
 	keepalive_requests 10000;
 	keepalive_timeout 60s;
+	# as Debian's own nginx.conf has it: file bytes go to the socket
+	# without a copy through nginx (bench/README.md, remote reads)
+	sendfile ${NGX_SENDFILE:-on};
 	server {
 		listen 127.0.0.1:$port;
 		root $root;
