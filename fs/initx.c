@@ -14,7 +14,6 @@
 #include <linux/fuse.h>
 #include <stddef.h>
 #include <sys/uio.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include "fs/context.h"

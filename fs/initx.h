@@ -4,9 +4,10 @@
  * flags2 bit 4 of the INIT reply; libfuse 3.16 has FUSE_CAP_ for it).
  * Without it the kernel refuses a MAP_SHARED mapping of a file opened with
  * FOPEN_DIRECT_IO, so -o direct_io would break numpy.memmap and
- * safetensors.  Where the kernel offers the flag, the device I/O of the
- * session goes through the two calls below, which pass every message
- * through unchanged except the INIT reply, where the bit is added.  With a
+ * safetensors.  With -o direct_io the device I/O of the session goes
+ * through two calls of fs/initx.c, which pass every message through
+ * unchanged except the INIT reply, where the bit is added if the kernel
+ * offered it.  With a
  * libfuse that has the capability, op_init() asks for it and none of this
  * is installed. */
 #ifndef NF_FS_INITX_H
