@@ -48,6 +48,8 @@ for t in nginx curl fio python3 dd; do command -v $t >/dev/null || { echo "missi
 
 . "$ROOT/tests/remote/lib.sh"     # T, SRV_PIDS, CLEANUPS, the EXIT trap
 . "$ROOT/tests/remote/ngx.sh"
+# nginx as Debian configures it (the tests' server leaves sendfile off)
+export NGX_SENDFILE=${NGX_SENDFILE:-on}
 . "$ROOT/tests/remote/mnt.sh"
 WORK=${WORK:-/var/tmp/nf-rbench.$$}
 rm_work() { rm -rf "$WORK"; }

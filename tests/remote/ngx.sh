@@ -62,9 +62,10 @@ http {
 	scgi_temp_path $NGX_DIR/tmp/scgi;
 	keepalive_requests 10000;
 	keepalive_timeout 60s;
-	# as Debian's own nginx.conf has it: file bytes go to the socket
-	# without a copy through nginx (bench/README.md, remote reads)
-	sendfile ${NGX_SENDFILE:-on};
+	# off for the tests: their limit_rate locations pace transfers finely
+	# only without it; bench/remote_read.sh sets NGX_SENDFILE=on, as
+	# Debian's own nginx.conf has it (bench/README.md, remote reads)
+	sendfile ${NGX_SENDFILE:-off};
 	server {
 		listen 127.0.0.1:$port;
 		root $root;
