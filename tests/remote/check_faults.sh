@@ -20,7 +20,6 @@ chk() {
 	"$NINFER_CHECK" "$@" 2>"$T/chk.err" || rc=$?
 	san_clean "$T/chk.err"
 }
-ms() { date +%s%3N; }
 
 "$NF_FIXTURE" mixed "$T/set" >/dev/null
 W=$T/set   # the fault server serves a flat directory: the set's own

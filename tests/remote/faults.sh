@@ -13,7 +13,6 @@ mkfile "$W/f" 1500000 7
 fault_server "$W" 150
 fast=tries=5,retry_ms=8000,backoff_ms=50
 
-ms() { date +%s%3N; }
 
 # expect_bytes MODE TESTNAME [OPTS]: a 1 MB range read retried to success
 expect_bytes() {

@@ -72,6 +72,25 @@ mkfile() {
 		"$1" "$2" "${3:-1}"
 }
 
+# milliseconds since the epoch (fault tests time their bounds with it)
+ms() { date +%s%3N; }
+
+# bf16_set SRC ENTRY: ninfer-pack a set of one bf16 object w.big (binding
+# t/w) whose bytes are the file SRC (a multiple of 32 KiB: rows of 16384),
+# split into parts of 3 MiB, at ENTRY
+bf16_set() {
+	: "${NINFER_PACK:?}"
+	local rows=$(($(stat -c %s "$1") / 32768))
+	cat >"$T/bf16_set.json" <<JSON
+{"components": {"t": {"config": {}}},
+ "objects": [{"id": "w.big", "kind": "tensor", "format": "bf16", "layout": "contiguous_le_v1",
+              "shape": [$rows, 16384], "source": "$1"}],
+ "bindings": {"t/w": {"object": "w.big"}}, "uses": []}
+JSON
+	"$NINFER_PACK" create -q --manifest "$T/bf16_set.json" --max-file-bytes 3M "$2" ||
+		fail "ninfer-pack $2"
+}
+
 # slice PATH OFF LEN -> bytes on stdout (the oracle for range reads)
 slice() { dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip="$2" count="$3" status=none; }
 

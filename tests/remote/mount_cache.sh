@@ -78,15 +78,8 @@ ok "two daemons sharing one cache directory at once: both byte-exact; a third mo
 # --- SIGKILL in the middle of a cached read: an 8 MiB object served at 2 MB/s
 : "${NINFER_PACK:?}"
 mkfile "$T/obj.bin" $((8 << 20)) 7
-cat >"$T/big.json" <<JSON
-{"components": {"t": {"config": {}}},
- "objects": [{"id": "w.big", "kind": "tensor", "format": "bf16", "layout": "contiguous_le_v1",
-              "shape": [256, 16384], "source": "$T/obj.bin"}],
- "bindings": {"t/w": {"object": "w.big"}}, "uses": []}
-JSON
 mkdir -p "$W/big"
-"$NINFER_PACK" create -q --manifest "$T/big.json" --max-file-bytes 3M "$W/big/big.ninfer" ||
-	fail "ninfer-pack"
+bf16_set "$T/obj.bin" "$W/big/big.ninfer"
 C3=$T/cache3
 mkdir -p "$C3"
 mnt "$W/big/big.ninfer" "$T/lt"

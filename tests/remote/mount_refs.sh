@@ -25,14 +25,7 @@
 W=$T/www
 mkdir -p "$W/set"
 head -c $((20 << 20)) /dev/urandom >"$T/obj.bin"
-cat >"$T/set.json" <<JSON
-{"components": {"t": {"config": {}}},
- "objects": [{"id": "w.big", "kind": "tensor", "format": "bf16", "layout": "contiguous_le_v1",
-              "shape": [640, 16384], "source": "$T/obj.bin"}],
- "bindings": {"t/w": {"object": "w.big"}}, "uses": []}
-JSON
-"$NINFER_PACK" create -q --manifest "$T/set.json" --max-file-bytes 3M "$W/set/set.ninfer" ||
-	fail "ninfer-pack"
+bf16_set "$T/obj.bin" "$W/set/set.ninfer"
 [ "$(ls "$W/set" | wc -l)" -ge 7 ] || fail "expected a split set: $(ls "$W/set")"
 ngx_start "$W"
 U=$NGX_URL/set/set.ninfer

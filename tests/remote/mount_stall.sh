@@ -9,7 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$REMOTE_TESTS/mnt.sh"
 : "${NF_FIXTURE:?}"
-ms() { date +%s%3N; }
 
 "$NF_FIXTURE" text "$T/set" >/dev/null
 fault_server "$T/set" 120
