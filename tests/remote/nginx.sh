@@ -5,7 +5,8 @@
 # the access log), several requests in flight for one read (on several
 # connections), keep-alive (every request on one $connection), stat =
 # nginx's own ETag and size, If-Match 412 after a change, 404 -> missing,
-# reads past the end, the prefetcher's growing windows, and redirects
+# reads past the end, the prefetcher's growing windows (their defaults
+# too), and redirects
 # (refused to another host unless allowed); over TLS: verification on (a
 # private CA fails until cafile= names it), HTTP/2 with several requests
 # multiplexed on one connection, no downgrade to http.
@@ -123,6 +124,43 @@ for r in 131072-393215 393216-917503 917504-1966079 1966080-4063231 4063232-8257
 	grep -q "\"bytes=$r\"" "$NGX_LOG" || fail "window $r missing: $(cat "$NGX_LOG")"
 done
 ok "sequential reads: $n requests for 69 reads, windows doubling 256K..4M"
+# the same with the defaults (ninferfs-remote(7): prefetch_min 1M,
+# prefetch_max 64M, max_request 16M, prefetch_mem 256M), a 200 MiB file
+# (sparse) read in 1 MiB reads as FUSE delivers them: the first read
+# direct, then windows of 1, 2, 4, 8, 16, 32 and 64 MiB, the last one cut
+# at the end of the file, each byte asked for once.  With the defaults a
+# window is cut into requests of 16 MiB; with max_request=64M (nothing
+# else changed) each window is one request, so the log shows its size.
+truncate -s $((200 << 20)) "$W/d/huge"
+M=1048576
+asked() { # the (offset length) of the GETs of /d/huge in the log, sorted
+	ngx_settle
+	grep '"GET /d/huge ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' |
+		sed 's/"bytes=\([0-9]*\)-\([0-9]*\)"/\1 \2/' | awk '{print $1, $2 - $1 + 1}' | sort -n
+}
+for mr in 16 64; do
+	want=("0 $M")
+	if [ $mr = 16 ]; then
+		opt=()
+		for w in 1 2 4 8; do want+=("$((w * M)) $((w * M))"); done
+		for a in $(seq 16 16 176); do want+=("$((a * M)) $((16 * M))"); done
+		want+=("$((192 * M)) $((8 * M))")
+	else
+		opt=(-o max_request=64M)
+		for w in 1 2 4 8 16 32 64; do want+=("$((w * M)) $((w * M))"); done
+		want+=("$((128 * M)) $((64 * M))" "$((192 * M)) $((8 * M))")
+	fi
+	ngx_clear
+	rget -s "$T/st" "${opt[@]}" "$NGX_URL/d/huge" seq 0 0 $((200 << 20)) $M >"$T/got" ||
+		fail "seq, defaults ${opt[*]}: $(cat "$T/rget.err")"
+	cmp "$W/d/huge" "$T/got" || fail "seq, defaults ${opt[*]}: bytes"
+	printf '%s\n' "${want[@]}" >"$T/want"
+	asked >"$T/asked"
+	cmp -s "$T/want" "$T/asked" ||
+		fail "defaults ${opt[*]}: GETs (offset length), want | got: $(paste -d'|' "$T/want" "$T/asked")"
+	[ "$(grep -c '"GET /d/huge ' "$NGX_LOG")" = ${#want[@]} ] || fail "defaults ${opt[*]}: requests: $(grep /d/huge "$NGX_LOG")"
+done
+ok "sequential reads, default options: windows 1M doubling to 64M (max_request=64M shows them), cut into GETs of 16M; each byte asked once"
 # random reads do not prefetch (a window cancelled at the last exit may
 # still be logged late: let the log settle first)
 sleep 0.3
