@@ -10,11 +10,14 @@
 # /var/tmp/nf-rbench.PID), removed at exit with every mount and server.
 #   (a) sequential first read: dd bs=1M of objects/w.big through a fresh
 #       mount of the URL, against `curl -o /dev/null` of the same byte
-#       ranges from the same server; median of REPS (3); ratio mount/curl
+#       ranges from the same server; median of REPS (5); ratio mount/curl
 #       (goal >= 0.8); and, as the FUSE path's own ceiling, dd of the object
 #       through a fresh mount of the set's directory (io_uring, the backing
 #       files in the page cache); and the URL mount with -o direct_io
-#       (no page cache for read(2); mmap still maps), same rounds
+#       (no page cache for read(2); mmap still maps), same rounds.  Each
+#       reader also gets the machine's busy CPU-seconds per GiB while it
+#       ran (/proc/stat: server, daemon and reader together), steadier
+#       than the MiB/s of one round on a machine of two CPUs
 #   (b) the same with 20 ms RTT: tc netem where the kernel has it, else
 #       (said so) both through bench/delay_proxy.py, a loopback proxy that
 #       delays every byte 10 ms each way
@@ -38,7 +41,7 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 NINFERFS=${NINFERFS:-$BUILD/fs/ninferfs}
 NINFER_PACK=${NINFER_PACK:-$BUILD/tools/ninfer-pack}
 SIZE_MB=${SIZE_MB:-1024}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 OBJECTS=${OBJECTS:-100000}
 FIO_IOS=${FIO_IOS:-4000}
 export NF_REMOTE_GET=${NF_REMOTE_GET:-$BUILD/tests/remote/nf-remote-get}
@@ -59,10 +62,14 @@ ONLY=${ONLY:-abcde}
 MOUNT_OPTS=${MOUNT_OPTS:-}
 PROXY=${PROXY:-$ROOT/bench/delay_proxy.py}
 want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
-RA=- RAD=- RL=- RB=- RBD=- RC=- RD=- RE=-
+RA=- RAD=- RL=- RB=- RBD=- RC=- RD=- RE=- CA=- CB=-
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 now() { date +%s.%N; }
+# the machine's busy time so far, in 1/100 s (user nice system irq softirq)
+busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+# "MiB/s CPU-s/GiB" of SIZE_MB read between times $1 $2 and busy counts $3 $4
+rate_cpu() { python3 -c "print('%.1f %.2f' % ($SIZE_MB / ($2 - $1), ($4 - $3) / 100 / ($SIZE_MB / 1024)))"; }
 med() { python3 -c 'import sys; v=sorted(float(x) for x in sys.argv[1:]); print(v[len(v)//2])' "$@"; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
 
@@ -98,50 +105,62 @@ curl_ranges() {
 		curl -s -f -o /dev/null -r "$off-$((off + len - 1))" "$1/set/$path" || return 1
 	done <"$WORK/segments.txt"
 }
-# MiB/s of: a fresh mount of BASE's set (MOUNT_OPTS and OPTS...), dd of
-# objects/w.big
+# "MiB/s CPU-s/GiB" of: a fresh mount of BASE's set (MOUNT_OPTS and
+# OPTS...), dd of objects/w.big
 mount_seq() { # BASE [OPTS...]
-	local t0 t1 r base=$1
+	local t0 t1 c0 c1 base=$1
 	shift
 	# shellcheck disable=SC2086 # MOUNT_OPTS is a list of words
 	mnt "$base/set/big.ninfer" "$T/m" $MOUNT_OPTS "$@"
-	t0=$(now)
+	t0=$(now) c0=$(busy)
 	dd if="$T/m/objects/w.big" of=/dev/null bs=1M status=none
-	t1=$(now)
+	t1=$(now) c1=$(busy)
 	cp "$T/m/stats" "$WORK/last-stats.json"
 	umnt "$T/m"
-	python3 -c "print('%.1f' % ($SIZE_MB / ($t1 - $t0)))"
+	rate_cpu "$t0" "$t1" "$c0" "$c1"
 }
 curl_seq() {
-	local t0 t1
-	t0=$(now)
+	local t0 t1 c0 c1
+	t0=$(now) c0=$(busy)
 	curl_ranges "$1"
-	t1=$(now)
-	python3 -c "print('%.1f' % ($SIZE_MB / ($t1 - $t0)))"
+	t1=$(now) c1=$(busy)
+	rate_cpu "$t0" "$t1" "$c0" "$c1"
 }
 local_seq() {
-	local t0 t1
+	local t0 t1 c0 c1
 	mnt "$WORK/www/set/big.ninfer" "$T/lm"
-	t0=$(now)
+	t0=$(now) c0=$(busy)
 	dd if="$T/lm/objects/w.big" of=/dev/null bs=1M status=none
-	t1=$(now)
+	t1=$(now) c1=$(busy)
 	umnt "$T/lm"
-	python3 -c "print('%.1f' % ($SIZE_MB / ($t1 - $t0)))"
+	rate_cpu "$t0" "$t1" "$c0" "$c1"
 }
+# Each reader's rounds are kept as "MiB/s CPU-s/GiB" words in an array;
+# col N picks the Nth of each (1 MiB/s, 2 CPU-s/GiB).
+col() { local n=$1; shift; for x in "$@"; do echo "$x" | cut -d' ' -f"$n"; done; }
 seq_pair() { # BASE LABEL [local]
-	local m=() c=() l=() d=()
+	local m=() c=() l=() d=() mc cc dc lc
 	for _ in $(seq "$REPS"); do
 		c+=("$(curl_seq "$1")")
 		m+=("$(mount_seq "$1")")
 		d+=("$(mount_seq "$1" -o direct_io)")
 		[ -z "${3:-}" ] || l+=("$(local_seq)")
 	done
-	SEQ_M=$(med "${m[@]}") SEQ_C=$(med "${c[@]}") SEQ_D=$(med "${d[@]}")
-	echo "$2: mount ${m[*]} MiB/s (median $SEQ_M), curl ${c[*]} MiB/s (median $SEQ_C), ratio $(ratio "$SEQ_M" "$SEQ_C")"
-	echo "   mount -o direct_io: ${d[*]} MiB/s (median $SEQ_D), ratio to curl $(ratio "$SEQ_D" "$SEQ_C")"
+	# shellcheck disable=SC2046 # one word per round
+	SEQ_M=$(med $(col 1 "${m[@]}")) SEQ_C=$(med $(col 1 "${c[@]}")) SEQ_D=$(med $(col 1 "${d[@]}"))
+	# shellcheck disable=SC2046
+	mc=$(med $(col 2 "${m[@]}")) cc=$(med $(col 2 "${c[@]}")) dc=$(med $(col 2 "${d[@]}"))
+	echo "$2: mount $(col 1 "${m[@]}" | xargs) MiB/s (median $SEQ_M), curl $(col 1 "${c[@]}" | xargs) MiB/s (median $SEQ_C), ratio $(ratio "$SEQ_M" "$SEQ_C")"
+	echo "   mount -o direct_io: $(col 1 "${d[@]}" | xargs) MiB/s (median $SEQ_D), ratio to curl $(ratio "$SEQ_D" "$SEQ_C")"
+	echo "   machine CPU-s/GiB (medians; rounds): curl $cc ($(col 2 "${c[@]}" | xargs)), mount $mc ($(col 2 "${m[@]}" | xargs)), -o direct_io $dc ($(col 2 "${d[@]}" | xargs))"
+	echo "   CPU cost against curl's: mount $(ratio "$mc" "$cc")x, -o direct_io $(ratio "$dc" "$cc")x"
+	SEQ_CPU="$mc/$dc/$cc"
 	if [ -n "${3:-}" ]; then
-		SEQ_L=$(med "${l[@]}")
-		echo "   local mount (the FUSE path's ceiling): ${l[*]} MiB/s (median $SEQ_L): URL mount / local mount $(ratio "$SEQ_M" "$SEQ_L"), local mount / curl $(ratio "$SEQ_L" "$SEQ_C")"
+		# shellcheck disable=SC2046
+		SEQ_L=$(med $(col 1 "${l[@]}"))
+		# shellcheck disable=SC2046
+		lc=$(med $(col 2 "${l[@]}"))
+		echo "   local mount (the FUSE path's ceiling): $(col 1 "${l[@]}" | xargs) MiB/s (median $SEQ_L, $lc CPU-s/GiB): URL mount / local mount $(ratio "$SEQ_M" "$SEQ_L"), local mount / curl $(ratio "$SEQ_L" "$SEQ_C")"
 	fi
 }
 
@@ -150,6 +169,7 @@ echo "== (a) sequential first read of the ${SIZE_MB} MiB object, loopback"
 seq_pair "$NGX_URL" "loopback" local
 RA=$(ratio "$SEQ_M" "$SEQ_C")
 RAD=$(ratio "$SEQ_D" "$SEQ_C")
+CA=$SEQ_CPU
 RL=$(ratio "$SEQ_M" "$SEQ_L")
 python3 - "$WORK/last-stats.json" <<'PY'
 import json, sys
@@ -187,6 +207,7 @@ echo "   256 MiB through the proxy: one stream $(python3 -c "print('%.1f' % (256
 seq_pair "$P" "20 ms RTT"
 RB=$(ratio "$SEQ_M" "$SEQ_C")
 RBD=$(ratio "$SEQ_D" "$SEQ_C")
+CB=$SEQ_CPU
 fi
 
 if want c; then
@@ -252,8 +273,10 @@ echo "|---|---|---|"
 echo "| sequential first read, loopback, mount/curl | ${RA}x | >= 0.8 |"
 echo "| the same, mount -o direct_io / curl | ${RAD}x | >= 0.8 |"
 echo "| the same, URL mount / local mount | ${RL}x | |"
+echo "| loopback, machine CPU-s/GiB: mount / direct_io / curl | $CA | |"
 echo "| sequential first read, 20 ms RTT, mount/curl | ${RB}x | >= 0.8 |"
 echo "| the same, mount -o direct_io / curl | ${RBD}x | >= 0.8 |"
+echo "| 20 ms RTT, machine CPU-s/GiB: mount / direct_io / curl | $CB | |"
 echo "| random 4 KiB QD16, HTTP requests per read | $RC | <= 1.1 |"
 echo "| mount-ready $OBJECTS objects, HTTP/local | ${RD}x | <= 1.5 |"
 echo "| bytes fetched to read 1 MiB object | $RE MiB | <= 4 MiB |"
