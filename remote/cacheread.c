@@ -174,7 +174,8 @@ int nf_rread_cached(struct nf_remote_thread *t, struct nf_io *ios, size_t n)
 											 : NF_RCACHE_BLOCK};
 		}
 	}
-	qsort(bs, nb, sizeof *bs, by_file_block);
+	if (nb > 1)   /* bs is NULL when every segment failed its stat */
+		qsort(bs, nb, sizeof *bs, by_file_block);
 	size_t u = 0; /* drop duplicates */
 	for (size_t i = 0; i < nb; i++)
 		if (u == 0 || by_file_block(&bs[u - 1], &bs[i]) != 0)
