@@ -105,6 +105,7 @@ static void usage(FILE *out, const char *prog)
 		"    -o inflight=N,max_request=BYTES   requests at once per thread (16), size (16M)\n"
 		"    -o prefetch_mem=BYTES,prefetch_min=BYTES,prefetch_max=BYTES   (256M, 1M, 64M)\n"
 		"    -o cache=DIR,cache_size=BYTES,cache_fsync=0|1   local block cache (none, 1G)\n"
+		"    -o offline             with cache=: no request at all, every byte from the cache\n"
 		"    -h, --help             this help\n"
 		"    -V, --version          version\n\n"
 		"exit status: 0 mounted, 4 directory errors (refused), 8 cannot read the\n"
@@ -365,6 +366,12 @@ static int check_source(struct nf_fs *fs, const char *prog)
 	if (!fs->remote && fs->remote_first) {
 		fprintf(stderr, "%s: -o %s is an option of remote sources (a URL: http://, https://, "
 				"s3://), and %s is a local path\n", prog, fs->remote_first, fs->shown);
+		return -1;
+	}
+	char *why = NULL;
+	if (fs->remote && nf_remote_opts_check(&fs->remote_opts, &why) < 0) {
+		fprintf(stderr, "%s: -o: %s\n", prog, why ? why : "bad options");
+		free(why);
 		return -1;
 	}
 	if (fs->remote && (absolute(fs, &fs->remote_opts.cafile) < 0 ||

@@ -48,6 +48,8 @@
 #define HDR_FIXED 56   /* magic 8, key_len 4, pad 4, data_len 8, sha256 32 */
 #define RESCAN_EVERY 64
 #define TMP_STALE_SECS 600
+/* the block number of a file's record (nf_rcache_put_file): no block has it */
+#define REC_BLOCK UINT64_MAX
 
 struct nf_rcache {
 	int dirfd;
@@ -85,7 +87,8 @@ static int sha256(const void *p, size_t n, uint8_t out[32])
 	return EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) == 1 && len == 32 ? 0 : -EIO;
 }
 
-/* the key text and the block's file name */
+/* the key text and the block's file name (b-HASH.blk; a file record's
+ * f-HASH.rec) */
 static int block_key(const struct nf_rcache *c, uint32_t file, uint64_t block, const char *etag,
 		     char **key, char name[72])
 {
@@ -98,10 +101,10 @@ static int block_key(const struct nf_rcache *c, uint32_t file, uint64_t block, c
 		free(*key);
 		return -EIO;
 	}
-	memcpy(name, "b-", 2);
+	memcpy(name, block == REC_BLOCK ? "f-" : "b-", 2);
 	for (int i = 0; i < 16; i++)
 		snprintf(name + 2 + 2 * i, 3, "%02x", h[i]);
-	memcpy(name + 34, ".blk", 5);
+	memcpy(name + 34, block == REC_BLOCK ? ".rec" : ".blk", 5);
 	return 0;
 }
 
@@ -287,6 +290,49 @@ int nf_rcache_put(struct nf_rcache *c, uint32_t file, uint64_t block, const char
 	return 0;
 }
 
+/* ---- file records ---------------------------------------------------------
+ * Stored as a block of the file with a number no block has (REC_BLOCK) and
+ * an empty validator, so they share the blocks' keys, checks, atomic
+ * writes and LRU eviction; only their names differ (f-*.rec, not b-*.blk).
+ * The data: magic, size (le64), kind, the validator NUL-padded to 128
+ * bytes. */
+#define REC_MAGIC "NFRFILE1"
+#define REC_LEN (8 + 8 + 1 + 128)
+
+int nf_rcache_put_file(struct nf_rcache *c, uint32_t file, uint64_t size, char kind,
+		       const char *validator)
+{
+	uint8_t rec[REC_LEN] = {0};
+	size_t n = strlen(validator);
+
+	if ((kind != 'E' && kind != 'L') || n == 0 || n >= 128)
+		return -EINVAL;
+	memcpy(rec, REC_MAGIC, 8);
+	put_le64(rec + 8, size);
+	rec[16] = (uint8_t)kind;
+	memcpy(rec + 17, validator, n);
+	return nf_rcache_put(c, file, REC_BLOCK, "", rec, sizeof rec);
+}
+
+int nf_rcache_get_file(struct nf_rcache *c, uint32_t file, uint64_t *size, char *kind,
+		       char validator[128])
+{
+	uint8_t rec[REC_LEN];
+
+	if (nf_rcache_get(c, file, REC_BLOCK, "", rec, sizeof rec) < 0)
+		return -ENOENT;
+	/* the digest matched, so this is what a writer stored: a record of
+	 * another format (or a block that happens to have this key) is
+	 * still refused */
+	if (memcmp(rec, REC_MAGIC, 8) != 0 || (rec[16] != 'E' && rec[16] != 'L') || rec[17] == 0 ||
+	    memchr(rec + 17, 0, 128) == NULL)
+		return -ENOENT;
+	*size = get_le(rec + 8, 8);
+	*kind = (char)rec[16];
+	memcpy(validator, rec + 17, 128);
+	return 0;
+}
+
 struct entry {
 	struct timespec when;
 	uint64_t bytes;
@@ -328,7 +374,8 @@ static uint64_t scan(struct nf_rcache *c, bool evict)
 	}
 	while ((de = readdir(d)) != NULL) {
 		struct stat sb;
-		bool blk = strncmp(de->d_name, "b-", 2) == 0 && strlen(de->d_name) < sizeof es->name;
+		bool blk = (strncmp(de->d_name, "b-", 2) == 0 || strncmp(de->d_name, "f-", 2) == 0) &&
+			   strlen(de->d_name) < sizeof es->name;
 		bool tmp = strncmp(de->d_name, ".tmp-", 5) == 0;
 		if ((!blk && !tmp) || fstatat(c->dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(sb.st_mode))

@@ -631,6 +631,10 @@ static int precheck(struct nf_remote *r, const struct nf_rreq *q)
 	int rc = 0;
 	if (q->file >= r->nfiles)
 		return -EBADF;
+	if (r->o.offline) {   /* the one place every request passes */
+		nf_rfile_note(r, q->file, "not in the cache (-o offline: nothing is asked of the server)");
+		return -EIO;
+	}
 	uint64_t now = nf_rnow_ms();
 	pthread_mutex_lock(&r->lock);
 	switch (r->files[q->file].st.status) {

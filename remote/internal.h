@@ -58,6 +58,7 @@ struct nf_rfile {
 	struct nf_remote_file_stats st;   /* under the set's lock; .url = shown */
 	char lastmod[64];          /* validator when no ETag */
 	bool validated;            /* etag or lastmod recorded */
+	bool recorded;             /* size and validator stored in the cache (nf_rcache_put_file) */
 	/* after a request gave up on transient failures the file rests:
 	 * requests fail at once until down_until (nf_rnow_ms), a rest that
 	 * doubles with each further give-up (downs) and ends with a success */
@@ -191,6 +192,16 @@ int nf_rcache_get(struct nf_rcache *c, uint32_t file, uint64_t block, const char
  * is an optimisation. */
 int nf_rcache_put(struct nf_rcache *c, uint32_t file, uint64_t block, const char *etag,
 		  const void *buf, uint64_t len);
+
+/* A file's size and validator as last seen from its server ('E' an ETag,
+ * 'L' a Last-Modified), stored beside its blocks under the set key of the
+ * moment, so that -o offline can mount a set it has never asked about in
+ * this process.  get: 0, or -ENOENT (none, or foreign or corrupt: then
+ * removed). */
+int nf_rcache_put_file(struct nf_rcache *c, uint32_t file, uint64_t size, char kind,
+		       const char *validator);
+int nf_rcache_get_file(struct nf_rcache *c, uint32_t file, uint64_t *size, char *kind,
+		       char validator[128]);
 
 /* remote.c: the cached read path */
 int nf_rread_cached(struct nf_remote_thread *t, struct nf_io *ios, size_t n);

@@ -85,6 +85,8 @@ int nf_remote_opts_set(struct nf_remote_opts *o, char *kv, char **err)
 		o->cache_set = v;
 	else if (IS("cache_fsync"))
 		o->cache_fsync = strcmp(v, "0") != 0;
+	else if (IS("offline"))
+		o->offline = strcmp(v, "0") != 0;
 	else if (IS("redirects")) {
 		if (strcmp(v, "none") == 0)
 			o->redirects = NF_REDIRECT_NONE;
@@ -124,4 +126,14 @@ int nf_remote_opts_set(struct nf_remote_opts *o, char *kv, char **err)
 	if (rc < 0 && asprintf(err, "option %.*s: bad value \"%s\"", (int)klen, k, v) < 0)
 		*err = NULL;
 	return rc;
+}
+
+int nf_remote_opts_check(const struct nf_remote_opts *o, char **err)
+{
+	*err = NULL;
+	if (o->offline && !(o->cache_dir && o->cache_dir[0])) {
+		*err = strdup("option offline needs cache=DIR: offline, every byte comes from the cache");
+		return -EINVAL;
+	}
+	return 0;
 }

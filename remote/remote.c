@@ -207,6 +207,9 @@ int nf_remote_open(const char *url, const struct nf_remote_opts *o, struct nf_re
 	curl_share_setopt(r->share, CURLSHOPT_USERDATA, r);
 	curl_share_setopt(r->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
 	curl_share_setopt(r->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	rc = nf_remote_opts_check(o, &why);
+	if (rc < 0)
+		goto fail;
 	if (o->cache_dir && o->cache_dir[0]) {
 		rc = nf_rcache_open(&r->cache, o->cache_dir, o->cache_size,
 				    o->cache_set ? o->cache_set : r->files[0].shown, o->cache_fsync, &why);
@@ -482,6 +485,55 @@ static int nosink(void *ctx, uint64_t pos, const void *p, size_t n)
 	return 0;
 }
 
+/* -o offline: the file's size and validator from its record in the cache
+ * (false: none there) */
+static bool from_record(struct nf_remote *r, uint32_t file)
+{
+	struct nf_rfile *f = &r->files[file];
+	uint64_t size;
+	char kind, v[128];
+
+	if (r->cache == NULL || nf_rcache_get_file(r->cache, file, &size, &kind, v) < 0)
+		return false;
+	size_t n = strlen(v);
+	if (n >= (kind == 'E' ? sizeof f->st.etag : sizeof f->lastmod))
+		return false;   /* longer than any we store */
+	pthread_mutex_lock(&r->lock);
+	f->st.size = size;
+	memcpy(kind == 'E' ? f->st.etag : f->lastmod, v, n + 1);
+	f->validated = true;
+	f->recorded = true;
+	if (f->st.status == NF_RFILE_UNKNOWN)
+		f->st.status = NF_RFILE_OK;
+	pthread_mutex_unlock(&r->lock);
+	return true;
+}
+
+/* With the cache: the file's size and validator, once known, stored there
+ * once per process, for a later -o offline (errors ignored, as for blocks) */
+static void record(struct nf_remote *r, uint32_t file)
+{
+	struct nf_rfile *f = &r->files[file];
+	char v[128];
+	char kind;
+	uint64_t size;
+
+	if (r->cache == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	bool skip = f->recorded || !f->validated || f->st.size == UINT64_MAX ||
+		    f->st.status != NF_RFILE_OK;
+	if (!skip) {
+		kind = f->st.etag[0] ? 'E' : 'L';
+		snprintf(v, sizeof v, "%s", f->st.etag[0] ? f->st.etag : f->lastmod);
+		size = f->st.size;
+		f->recorded = true;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!skip)
+		(void)nf_rcache_put_file(r->cache, file, size, kind, v);
+}
+
 int nf_remote_stat(struct nf_remote_thread *t, uint32_t file, struct nf_remote_stat *st)
 {
 	struct nf_remote *r = t->r;
@@ -493,12 +545,15 @@ int nf_remote_stat(struct nf_remote_thread *t, uint32_t file, struct nf_remote_s
 	pthread_mutex_lock(&r->lock);
 	bool known = f->st.size != UINT64_MAX && (f->validated || f->st.status == NF_RFILE_OK);
 	pthread_mutex_unlock(&r->lock);
+	if (!known && r->o.offline)
+		known = from_record(r, file);
 	if (!known) {
 		struct nf_rreq q = {.file = file, .head = true, .sink = nosink};
 		nf_rhttp_run(t, &q, 1);
 		if (q.result < 0)
 			return q.result;
 	}
+	record(r, file);
 	pthread_mutex_lock(&r->lock);
 	st->size = f->st.size;
 	snprintf(st->etag, sizeof st->etag, "%s", f->st.etag);

@@ -60,6 +60,8 @@ struct nf_remote_opts {
 	uint64_t cache_size;         /* cache size limit (1 GiB) */
 	const char *cache_set;       /* cache key of the set (artifact id); NULL = entry URL */
 	bool cache_fsync;            /* fsync each block before its rename (off) */
+	bool offline;                /* no request at all: sizes, validators and
+				      * blocks only from the cache (off) */
 };
 
 /* Fills in the defaults above. */
@@ -68,11 +70,15 @@ void nf_remote_opts_init(struct nf_remote_opts *o);
 /* Applies one "key=value" option (endpoint, region, profile, cafile,
  * redirects=none|same-host|any, tries, retry_ms, backoff_ms, connect_ms,
  * low_speed_bytes, low_speed_secs, inflight, max_request, prefetch_mem,
- * prefetch_min, prefetch_max, cache, cache_size, cache_set, cache_fsync);
+ * prefetch_min, prefetch_max, cache, cache_size, cache_set, cache_fsync,
+ * offline);
  * sizes take K/M/G suffixes.  The strings are not copied: `kv` must outlive
  * the options.  Returns 0, -ENOENT for a key that is not ours (the caller
  * may own it), or -EINVAL with *err set (free it). */
 int nf_remote_opts_set(struct nf_remote_opts *o, char *kv, char **err);
+/* Once all are set: the rules between options (offline needs a cache).
+ * 0, or -EINVAL with *err set (free it). */
+int nf_remote_opts_check(const struct nf_remote_opts *o, char **err);
 
 /* 1 when `s` is a URL this engine serves (http://, https://, s3://). */
 bool nf_remote_is_url(const char *s);

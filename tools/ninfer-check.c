@@ -136,6 +136,12 @@ int main(int argc, char **argv)
 			"http://, https:// or s3:// URL\n", entry);
 		goto out;
 	}
+	char *why = NULL;
+	if (remote && nf_remote_opts_check(&ro, &why) < 0) {
+		fprintf(stderr, "ninfer-check: -o: %s\n", why ? why : "bad options");
+		free(why);
+		goto out;
+	}
 	if (remote)
 		oo.flags |= NF_OPEN_REMOTE;
 	/* What the report may show: no credentials in a URL, anywhere. */

@@ -196,6 +196,19 @@ START_TEST(options)
 	ck_assert_uint_eq(o.retry_total_ms, 1500);
 	ck_assert_int_eq(nf_remote_opts_set(&o, g, &err), -EINVAL);
 	free(err);
+	/* offline: a flag ("offline", "offline=1"; "offline=0" clears it) that
+	 * needs a cache */
+	char h[] = "offline", i[] = "offline=0", j[] = "cache=/tmp/x";
+	ck_assert_int_eq(nf_remote_opts_check(&o, &err), 0);
+	ck_assert_int_eq(nf_remote_opts_set(&o, h, &err), 0);
+	ck_assert(o.offline);
+	ck_assert_int_eq(nf_remote_opts_check(&o, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "offline needs cache=DIR"));
+	free(err);
+	ck_assert_int_eq(nf_remote_opts_set(&o, j, &err), 0);
+	ck_assert_int_eq(nf_remote_opts_check(&o, &err), 0);
+	ck_assert_int_eq(nf_remote_opts_set(&o, i, &err), 0);
+	ck_assert(!o.offline);
 }
 END_TEST
 
@@ -495,6 +508,65 @@ START_TEST(cache_blocks)
 }
 END_TEST
 
+/* a file's record (size and validator, for -o offline): round trip, per
+ * set and file, refused values, a corrupt one removed */
+START_TEST(cache_file_records)
+{
+	struct nf_rcache *c;
+	char dir[] = "/tmp/nfr-rec.XXXXXX", *err = NULL, v[128], cmd[512], kind = 0;
+	char longv[200];
+	uint64_t size = 0;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(nf_rcache_open(&c, dir, 1 << 20, "set-A", false, &err), 0);
+	ck_assert_int_eq(nf_rcache_get_file(c, 0, &size, &kind, v), -ENOENT);
+	ck_assert_int_eq(nf_rcache_put_file(c, 0, 5000000, 'E', "\"5f-4c4b40\""), 0);
+	ck_assert_int_eq(nf_rcache_put_file(c, 3, 12, 'L', "Tue, 01 Dec 2026 10:00:00 GMT"), 0);
+	ck_assert_int_eq(nf_rcache_get_file(c, 0, &size, &kind, v), 0);
+	ck_assert_uint_eq(size, 5000000);
+	ck_assert_int_eq(kind, 'E');
+	ck_assert_str_eq(v, "\"5f-4c4b40\"");
+	ck_assert_int_eq(nf_rcache_get_file(c, 3, &size, &kind, v), 0);
+	ck_assert_uint_eq(size, 12);
+	ck_assert_int_eq(kind, 'L');
+	ck_assert_str_eq(v, "Tue, 01 Dec 2026 10:00:00 GMT");
+	ck_assert_int_eq(nf_rcache_get_file(c, 1, &size, &kind, v), -ENOENT);
+	/* a record is no block of the file, and the other way round */
+	ck_assert_int_eq(nf_rcache_get(c, 0, 0, "", v, 10), -ENOENT);
+	/* refused: another kind, an empty or too long validator */
+	memset(longv, 'x', sizeof longv - 1);
+	longv[sizeof longv - 1] = 0;
+	ck_assert_int_eq(nf_rcache_put_file(c, 1, 1, 'X', "\"a\""), -EINVAL);
+	ck_assert_int_eq(nf_rcache_put_file(c, 1, 1, 'E', ""), -EINVAL);
+	ck_assert_int_eq(nf_rcache_put_file(c, 1, 1, 'E', longv), -EINVAL);
+	/* a newer record replaces the older */
+	ck_assert_int_eq(nf_rcache_put_file(c, 0, 6000000, 'E', "\"60-5b8d80\""), 0);
+	ck_assert_int_eq(nf_rcache_get_file(c, 0, &size, &kind, v), 0);
+	ck_assert_uint_eq(size, 6000000);
+	ck_assert_str_eq(v, "\"60-5b8d80\"");
+	/* records are f-*.rec beside the b-*.blk blocks */
+	snprintf(cmd, sizeof cmd, "test $(ls %s/f-*.rec | wc -l) = 2 && test -z \"$(ls %s/b-* 2>/dev/null)\"",
+		 dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	nf_rcache_close(c);
+	/* another set: none; then every record file's last byte flipped: the
+	 * digest catches it, the record is removed */
+	ck_assert_int_eq(nf_rcache_open(&c, dir, 1 << 20, "set-B", false, &err), 0);
+	ck_assert_int_eq(nf_rcache_get_file(c, 0, &size, &kind, v), -ENOENT);
+	ck_assert_int_eq(nf_rcache_set_key(c, "set-A"), 0);
+	snprintf(cmd, sizeof cmd,
+		 "for f in %s/f-*.rec; do printf '\\x01' | dd of=$f bs=1 seek=$(($(stat -c %%s $f) - 1)) "
+		 "conv=notrunc status=none; done", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(nf_rcache_get_file(c, 0, &size, &kind, v), -ENOENT);
+	ck_assert_int_eq(nf_rcache_get_file(c, 3, &size, &kind, v), -ENOENT);
+	snprintf(cmd, sizeof cmd, "test -z \"$(ls %s/f-* 2>/dev/null)\"", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	nf_rcache_close(c);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("remote");
@@ -512,6 +584,7 @@ int main(void)
 	tcase_add_test(t, credentials);
 	tcase_add_test(t, no_secret_in_stats);
 	tcase_add_test(t, cache_blocks);
+	tcase_add_test(t, cache_file_records);
 	suite_add_tcase(s, t);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
