@@ -9,7 +9,9 @@
 # every file reads byte-identical to the local mount; a part overwritten
 # in the bucket while mounted fails the reads that touch it with EIO
 # (ETag), files.json says why; the secret appears in no output (log,
-# stats, files.json, validation.json, /proc/mounts, any xattr).
+# stats, files.json, validation.json, /proc/mounts, any xattr); once read
+# with cache=, the set mounts with the gateway stopped (-o offline), and
+# the secret is in no cache file.
 . "$(dirname "$0")/lib.sh"
 . "$REMOTE_TESTS/ceph.sh"
 . "$REMOTE_TESTS/mnt.sh"
@@ -82,3 +84,24 @@ umnt "$T/l"
 cat "$T/r.log" "$T/e1" "$T/e2" >>"$T/seen"
 grep -qF "$RGW_SECRET" "$T/seen" && fail "the secret leaked: $(grep -nF "$RGW_SECRET" "$T/seen" | head -3)"
 ok "$P overwritten in the bucket while mounted: objects/$o2 fails with EIO, files.json: bad, changed on the server; the secret in no log, stats, report, mount entry or xattr"
+
+# --- offline: one mount with cache= reads the set, then the gateway is
+# stopped and the set mounts from that cache alone (-o offline: the 47
+# files' records, no request); the secret is in no cache file either
+s3put nfsets "models/m1/$P" "$T/set/$P"   # the part as it was
+C=$T/cache
+mkdir -p "$C"
+mnt "$T/set/mixed.ninfer" "$T/l"
+mnt "$E" "$T/c1" -o endpoint="$RGW_URL",cache="$C"
+tree_same "$T/l" "$T/c1"
+umnt "$T/c1"
+kill "$CEPH_RGW_PID"
+wait "$CEPH_RGW_PID" 2>/dev/null || true
+curl -s -o /dev/null --max-time 2 "$RGW_URL/" && fail "radosgw still answers"
+mnt "$E" "$T/c2" -o endpoint="$RGW_URL",cache="$C",offline
+tree_same "$T/l" "$T/c2"
+grep -q '"requests": [1-9]' "$T/c2/files.json" && fail "offline: requests counted: $(grep requests "$T/c2/files.json" | sort | uniq -c)"
+umnt "$T/c2"
+umnt "$T/l"
+grep -rqF "$RGW_SECRET" "$C" "$T/c1.log" "$T/c2.log" && fail "the secret is in the cache or a log"
+ok "s3:// offline: radosgw stopped, the set mounts from the cache, $TREE_FILES files byte-identical, no request; no secret in the cache"
