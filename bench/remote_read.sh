@@ -19,8 +19,9 @@
 #       ran (/proc/stat: server, daemon and reader together), steadier
 #       than the MiB/s of one round on a machine of two CPUs
 #   (b) the same with 20 ms RTT: tc netem where the kernel has it, else
-#       (said so) both through bench/delay_proxy.py, a loopback proxy that
-#       delays every byte 10 ms each way
+#       (said so) both through the delay proxy (BUILD/bench/delay-proxy,
+#       bench/delay_proxy.c), a loopback proxy that delays every byte 10 ms
+#       each way
 #   (c) random 4 KiB reads at QD16 (fio, io_uring, O_DIRECT) of
 #       objects/w.big: HTTP requests per read from nginx's log (goal <= 1.1)
 #   (d) mount-ready time of a 100k-object set (bench/gen_large.py) over HTTP
@@ -29,10 +30,11 @@
 #       to read objects/w.small (1 MiB) out of the set (goal <= 4 MiB)
 # ONLY=abe (default abcde) runs only those parts; the table says "-" for
 # the others; MOUNT_OPTS (e.g. "-o prefetch_mem=0") go to the URL mounts of
-# (a) and (b); PROXY (default bench/delay_proxy.py) is the delaying proxy
-# of (b), which first prints one ranged GET through it against two in
-# parallel (a proxy that is the bound gives both the same).  The load average is printed at the start and the end (the
-# machine may be shared).
+# (a) and (b); PROXY (default BUILD/bench/delay-proxy; a *.py, such as the
+# older bench/delay_proxy.py, runs with python3) is the delaying proxy of
+# (b), which first prints one ranged GET through it against two in
+# parallel (a proxy that is the bound gives both the same).  The load
+# average is printed at the start and the end (the machine may be shared).
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -60,7 +62,8 @@ CLEANUPS+=(rm_work)
 mkdir -p "$WORK/www/set" "$WORK/www/many"
 ONLY=${ONLY:-abcde}
 MOUNT_OPTS=${MOUNT_OPTS:-}
-PROXY=${PROXY:-$ROOT/bench/delay_proxy.py}
+PROXY=${PROXY:-$BUILD/bench/delay-proxy}
+! want b || [ -e "$PROXY" ] || { echo "missing $PROXY" >&2; exit 1; }
 want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
 RA=- RAD=- RL=- RB=- RBD=- RC=- RD=- RE=- CA=- CB=-
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -187,9 +190,12 @@ if tc qdisc add dev lo root netem delay 10ms 2>/dev/null; then
 	tc qdisc del dev lo root 2>/dev/null
 	echo "   tc netem exists here, but would delay every loopback user of the machine: using the proxy"
 else
-	echo "   tc netem is not available (no sch_netem): both readers go through bench/delay_proxy.py (10 ms each way)"
+	echo "   tc netem is not available (no sch_netem): both readers go through $(basename "$PROXY") (10 ms each way)"
 fi
-python3 "$PROXY" "$WORK/pport" "$NGX_PORT" 10 3600 &
+case $PROXY in
+*.py) python3 "$PROXY" "$WORK/pport" "$NGX_PORT" 10 3600 & ;;
+*) "$PROXY" "$WORK/pport" "$NGX_PORT" 10 3600 & ;;
+esac
 SRV_PIDS+=($!)
 for _ in $(seq 100); do [ -s "$WORK/pport" ] && break; sleep 0.05; done
 P=http://127.0.0.1:$(cat "$WORK/pport")
