@@ -4,11 +4,14 @@
  * per file, the furthest byte it read.  A read near it (is_sequential:
  * out-of-order arrivals of one reader's readahead included) is sequential:
  * the stream then queues fetch-ahead windows so that the read itself and
- * about half a window beyond the furthest byte are covered; the first is
+ * a whole window beyond the furthest byte are covered; the first is
  * opts.prefetch_min bytes long and each next one twice the last up to
  * opts.prefetch_max, so a long sequential read soon runs on large
  * requests while a short one costs little.  Any other read drops the
- * file's windows (they are cancelled in flight) and starts over.
+ * file's windows (they are cancelled in flight) and starts over, except
+ * after the first read of the file after the one a sequential read ran to
+ * the end of: a split set's object goes on in the next part, at the
+ * window size it had (struct nf_remote_stream, handoff).
  *
  * The windows are fetched by PF_WORKERS background threads of the set (started on
  * first use, with its own multi handle, nf_rhttp_serve), in requests of at
@@ -106,6 +109,8 @@ struct pffile {
 	uint64_t next;           /* where the last read ended */
 	uint64_t ahead;          /* end of the last chunk queued */
 	uint64_t win;            /* size of the next window */
+	uint64_t last;           /* size of the last window queued (0: none since the reset) */
+	bool carried;            /* win came from the file before (handoff): kept at the first read */
 	uint64_t tick;           /* LRU */
 	struct pfchunk *c[STREAM_CHUNKS];   /* ordered by offset */
 	size_t nc;
@@ -116,6 +121,15 @@ struct nf_remote_stream {
 	pthread_mutex_t lock;    /* the state below; FUSE may read one handle from two threads */
 	struct pffile f[STREAM_FILES];
 	uint64_t tick;
+	/* The file a sequential read last ran to the end of, and its window
+	 * then.  An object of a split set goes on in the next file (the next
+	 * part): that file's first read is still fetched as asked (it may be
+	 * all the object has there), but the windows after it start at this
+	 * size, not at prefetch_min again, which cost a round trip per
+	 * doubling at every part boundary (bench/README.md, issue 14). */
+	bool handoff;
+	uint32_t handoff_file;
+	uint64_t handoff_win;
 };
 
 /* ---- chunks --------------------------------------------------------------- */
@@ -474,6 +488,11 @@ static struct pffile *file_state(struct nf_remote_stream *s, uint32_t file)
 	}
 	*lru = (struct pffile){.used = true, .file = file, .next = UINT64_MAX,
 			       .win = s->r->o.prefetch_min, .tick = ++s->tick};
+	if (s->handoff && s->handoff_file < UINT32_MAX && file == s->handoff_file + 1) {
+		lru->win = s->handoff_win;   /* the continuation */
+		lru->carried = true;
+		s->handoff = false;
+	}
 	return lru;
 }
 
@@ -512,9 +531,17 @@ static enum pfpos position(const struct pffile *pfi, uint64_t off, uint64_t win)
 /* Chunks wholly behind the reader (less BACKTRACK, for the reads that
  * arrive late) are done with; then windows are queued until [pos, end)
  * is covered (a read that runs ahead of the windows waits for its chunk
- * rather than asking the server itself) and about half a window more is
- * queued beyond `pos`, the furthest byte read, the window size doubling
- * up to the cap.  Both locks held. */
+ * rather than asking the server itself) and a window more is queued
+ * beyond `pos`, the furthest byte read, the window size doubling up to
+ * the cap.  A whole window, not half: a window's chunks are fetched side
+ * by side, sharing the link, so the first of them, the one the reader
+ * needs next, arrives at a fraction of its speed; with half a window of
+ * lead a reader at 20 ms RTT waited for it at every window.  With this
+ * and the handoff, a 1 GiB object of a 4-part set, -o direct_io, 20 ms
+ * RTT: 624 -> 731 MiB/s (curl 1143), loopback 1173 -> 1414 (curl 1525);
+ * buffered 616 -> 652 at 20 ms but 976 -> 913 on loopback, where the
+ * larger lead's memory costs CPU (bench/README.md, issue 14).  Both locks
+ * held. */
 static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t at, uint64_t end)
 {
 	struct nf_remote *r = s->r;
@@ -528,14 +555,22 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 	drop_chunks(pf, pfi, behind);
 	if (pfi->nc == 0 || pfi->ahead < at)
 		pfi->ahead = pfi->ahead > at ? pfi->ahead : at;   /* a gap: start at the read */
-	while (pfi->ahead < size && (pfi->ahead < end || pfi->ahead - pos < pfi->win / 2)) {
+	/* (the lead is the last window's size, not the next one's: that one
+	 * doubles with each window queued, and the loop would chase it to
+	 * the cap at once) */
+	while (pfi->ahead < size && (pfi->ahead < end || pfi->ahead - pos < pfi->last)) {
 		uint64_t len = pfi->win;
 		if (size != UINT64_MAX && len > size - pfi->ahead)
 			len = size - pfi->ahead;
+		/* a file whose size no response has told yet: one small window,
+		 * which brings it */
+		if (size == UINT64_MAX && len > r->o.prefetch_min)
+			len = r->o.prefetch_min;
 		uint64_t q = queue_window(pf, pfi, pfi->ahead, len);
 		if (q == 0)
 			break;
 		pfi->ahead += q;
+		pfi->last = len;
 		if (pfi->win < r->o.prefetch_max)
 			pfi->win = pfi->win * 2 < r->o.prefetch_max ? pfi->win * 2 : r->o.prefetch_max;
 		if (q < len)
@@ -694,14 +729,25 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 		if (where == PF_LATE) {
 			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
 		} else if (where == PF_OTHER) {
-			/* not sequential: forget the windows, start small again */
+			/* not sequential: forget the windows, start small again
+			 * (or, the first read of a continuation, at the size
+			 * carried over) */
 			drop_chunks(r->pf, pfi, pfi->nc);
-			pfi->win = r->o.prefetch_min;
+			if (!pfi->carried)
+				pfi->win = r->o.prefetch_min;
+			pfi->carried = false;
+			pfi->last = 0;
 			pfi->ahead = end;
 			pfi->next = end;
 		} else {
 			if (end > pfi->next)
 				pfi->next = end;
+			uint64_t size = nf_rfile_known(r, io->file, NULL);
+			if (size != UINT64_MAX && end >= size) {
+				s->handoff = true;
+				s->handoff_file = io->file;
+				s->handoff_win = pfi->win;
+			}
 			keep_ahead(s, pfi, io->offset, end);
 			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
 		}

@@ -161,6 +161,27 @@ for mr in 16 64; do
 	[ "$(grep -c '"GET /d/huge ' "$NGX_LOG")" = ${#want[@]} ] || fail "defaults ${opt[*]}: requests: $(grep /d/huge "$NGX_LOG")"
 done
 ok "sequential reads, default options: windows 1M doubling to 64M (max_request=64M shows them), cut into GETs of 16M; each byte asked once"
+# a sequential read that runs to the end of a file and goes on in the next
+# one (a split object: entry, then its part after the part's 4 KiB header)
+# carries its window over: the part's first read is fetched as asked (1
+# MiB: it may be all the object has there), but its windows then do not
+# start at 1 MiB again, but at the 64 MiB reached (cut into GETs of 16
+# MiB).  stat 1 first, as the daemon checks a part's header before it
+# reads it.
+mkfile "$W/d/h0" $((40 << 20)) 21
+mkfile "$W/d/h0.part-0001" $((40 << 20)) 22
+ngx_clear
+rget -p h0.part-0001 "$NGX_URL/d/h0" seq 0 0 $((40 << 20)) $M stat 1 \
+	seq 1 4096 $(((40 << 20) - 4096)) $M >"$T/got" || fail "seq across files: $(cat "$T/rget.err")"
+{ head -c $((40 << 20)) "$T/got"; tail -c $(((40 << 20) - 4096)) "$T/got"; } |
+	cmp - <(cat "$W/d/h0"; tail -c +4097 "$W/d/h0.part-0001") || fail "seq across files: bytes"
+ngx_settle
+printf '%s\n' "4096 $M" "$((4096 + M)) $((16 * M))" "$((4096 + 17 * M)) $((16 * M))" \
+	"$((4096 + 33 * M)) $((7 * M - 4096))" >"$T/want"
+grep '"GET /d/h0.part-0001 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' |
+	sed 's/"bytes=\([0-9]*\)-\([0-9]*\)"/\1 \2/' | awk '{print $1, $2 - $1 + 1}' | sort -n >"$T/asked"
+cmp -s "$T/want" "$T/asked" || fail "across files: the part's GETs (offset length), want | got: $(paste -d'|' "$T/want" "$T/asked")"
+ok "a sequential read going on from a file's end into the next: after its first read (1M, as asked) the next one's GETs are 16M (the window carried over)"
 # random reads do not prefetch (a window cancelled at the last exit may
 # still be logged late: let the log settle first)
 sleep 0.3
