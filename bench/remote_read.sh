@@ -63,8 +63,8 @@ mkdir -p "$WORK/www/set" "$WORK/www/many"
 ONLY=${ONLY:-abcde}
 MOUNT_OPTS=${MOUNT_OPTS:-}
 PROXY=${PROXY:-$BUILD/bench/delay-proxy}
-! want b || [ -e "$PROXY" ] || { echo "missing $PROXY" >&2; exit 1; }
 want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
+! want b || [ -e "$PROXY" ] || { echo "missing $PROXY" >&2; exit 1; }
 RA=- RAD=- RL=- RB=- RBD=- RC=- RD=- RE=- CA=- CB=-
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
