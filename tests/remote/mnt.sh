@@ -51,6 +51,18 @@ umnt() {
 	san_clean "$1.log"
 }
 
+# fill_cache URL LOCAL CACHE [ninferfs args...]: a mount of URL with
+# cache=CACHE reads every file (tree_same against the mount LOCAL of the
+# same set), then unmounts; TREE_FILES as tree_same leaves it
+fill_cache() {
+	local url=$1 local_=$2 cache=$3
+	shift 3
+	mkdir -p "$cache"
+	mnt "$url" "$T/fill" -o cache="$cache" "$@"
+	tree_same "$local_" "$T/fill"
+	umnt "$T/fill"
+}
+
 # read_err DIR FILE: the error a read of DIR/FILE fails with ("" if none)
 read_err() { (cd "$1" && cat "$2" 2>&1 >/dev/null) || true; }
 

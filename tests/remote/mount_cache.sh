@@ -27,10 +27,7 @@ mnt "$W/mixed/mixed.ninfer" "$T/l"
 
 # --- first mount fills the cache, the second reads it
 C=$T/cache
-mkdir -p "$C"
-mnt "$U" "$T/r1" -o cache="$C"
-tree_same "$T/l" "$T/r1"
-umnt "$T/r1"
+fill_cache "$U" "$T/l" "$C"
 nb=$(ls "$C"/b-*.blk | wc -l)
 [ "$nb" -ge 48 ] || fail "$nb blocks stored"
 ngx_settle; ngx_clear

@@ -3,7 +3,7 @@
 # its server gone.  Proves: after one online mount read every file, an
 # offline mount of the same URL, with nginx stopped, gives every file
 # byte-identical to the local mount, and ninfer-check passes on it; an
-# object in parts never read online fails with EIO, its files.json reason saying
+# object in files never read online fails with EIO, its files.json reason saying
 # so, while the rest of the set reads on; a set never cached, or with
 # its records removed, does not mount (exit 8, the reason named);
 # offline without cache= is a usage error (exit 16); and an online mount
@@ -20,14 +20,11 @@ ngx_start "$W"
 U=$NGX_URL/mixed/mixed.ninfer
 mnt "$W/mixed/mixed.ninfer" "$T/l"
 C=$T/cache
-mkdir -p "$C"
 
 # --- online: one mount reads all of the set into cache C; another, into
 # cache C2, only what mounting reads and one object that starts in the
 # entry ($in_entry)
-mnt "$U" "$T/r1" -o cache="$C"
-tree_same "$T/l" "$T/r1"
-umnt "$T/r1"
+fill_cache "$U" "$T/l" "$C"
 # an object that starts in the entry, and one in none of its files
 object_parts "$T/l" >"$T/parts"
 read -r in_entry in_part < <($PY - "$T/parts" <<'PY'

@@ -90,11 +90,8 @@ ok "$P overwritten in the bucket while mounted: objects/$o2 fails with EIO, file
 # files' records, no request); the secret is in no cache file either
 s3put nfsets "models/m1/$P" "$T/set/$P"   # the part as it was
 C=$T/cache
-mkdir -p "$C"
 mnt "$T/set/mixed.ninfer" "$T/l"
-mnt "$E" "$T/c1" -o endpoint="$RGW_URL",cache="$C"
-tree_same "$T/l" "$T/c1"
-umnt "$T/c1"
+fill_cache "$E" "$T/l" "$C" -o endpoint="$RGW_URL"
 kill "$CEPH_RGW_PID"
 wait "$CEPH_RGW_PID" 2>/dev/null || true
 curl -s -o /dev/null --max-time 2 "$RGW_URL/" && fail "radosgw still answers"
@@ -103,5 +100,5 @@ tree_same "$T/l" "$T/c2"
 grep -q '"requests": [1-9]' "$T/c2/files.json" && fail "offline: requests counted: $(grep requests "$T/c2/files.json" | sort | uniq -c)"
 umnt "$T/c2"
 umnt "$T/l"
-grep -rqF "$RGW_SECRET" "$C" "$T/c1.log" "$T/c2.log" && fail "the secret is in the cache or a log"
+grep -rqF "$RGW_SECRET" "$C" "$T/fill.log" "$T/c2.log" && fail "the secret is in the cache or a log"
 ok "s3:// offline: radosgw stopped, the set mounts from the cache, $TREE_FILES files byte-identical, no request; no secret in the cache"
