@@ -540,13 +540,13 @@ static enum pfpos position(const struct pffile *pfi, uint64_t off, uint64_t win)
  * and the handoff, a 1 GiB object of a 4-part set, -o direct_io, 20 ms
  * RTT: 624 -> 731 MiB/s (curl 1143), loopback 1173 -> 1414 (curl 1525);
  * buffered 616 -> 652 at 20 ms but 976 -> 913 on loopback, where the
- * larger lead's memory costs CPU (bench/README.md, issue 14).  Both locks
- * held. */
-static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t at, uint64_t end)
+ * larger lead's memory costs CPU (bench/README.md, issue 14).  `size` is
+ * the file's (UINT64_MAX: not known yet).  Both locks held. */
+static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t at, uint64_t end,
+		       uint64_t size)
 {
 	struct nf_remote *r = s->r;
 	struct nf_rpf *pf = r->pf;
-	uint64_t size = nf_rfile_known(r, pfi->file, NULL);
 	uint64_t pos = pfi->next, keep = pos > BACKTRACK ? pos - BACKTRACK : 0;
 	size_t behind = 0;
 
@@ -748,7 +748,7 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 				s->handoff_file = io->file;
 				s->handoff_win = pfi->win;
 			}
-			keep_ahead(s, pfi, io->offset, end);
+			keep_ahead(s, pfi, io->offset, end, size);
 			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
 		}
 		pthread_mutex_unlock(&r->pf->lock);

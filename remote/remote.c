@@ -509,31 +509,6 @@ static bool from_record(struct nf_remote *r, uint32_t file)
 	return true;
 }
 
-/* With the cache: the file's size and validator, once known, stored there
- * once per process, for a later -o offline (errors ignored, as for blocks) */
-static void record(struct nf_remote *r, uint32_t file)
-{
-	struct nf_rfile *f = &r->files[file];
-	char v[128];
-	char kind;
-	uint64_t size;
-
-	if (r->cache == NULL)
-		return;
-	pthread_mutex_lock(&r->lock);
-	bool skip = f->recorded || !f->validated || f->st.size == UINT64_MAX ||
-		    f->st.status != NF_RFILE_OK;
-	if (!skip) {
-		kind = f->st.etag[0] ? 'E' : 'L';
-		snprintf(v, sizeof v, "%s", f->st.etag[0] ? f->st.etag : f->lastmod);
-		size = f->st.size;
-		f->recorded = true;
-	}
-	pthread_mutex_unlock(&r->lock);
-	if (!skip)
-		(void)nf_rcache_put_file(r->cache, file, size, kind, v);
-}
-
 int nf_remote_stat(struct nf_remote_thread *t, uint32_t file, struct nf_remote_stat *st)
 {
 	struct nf_remote *r = t->r;
@@ -553,13 +528,22 @@ int nf_remote_stat(struct nf_remote_thread *t, uint32_t file, struct nf_remote_s
 		if (q.result < 0)
 			return q.result;
 	}
-	record(r, file);
 	pthread_mutex_lock(&r->lock);
 	st->size = f->st.size;
 	snprintf(st->etag, sizeof st->etag, "%s", f->st.etag);
 	snprintf(st->lastmod, sizeof st->lastmod, "%s", f->lastmod);
 	int bad = f->st.status == NF_RFILE_CHANGED ? -EIO : 0;
+	/* with the cache: the size and validator, once known, stored there
+	 * once per process, for a later -o offline (errors ignored, as for
+	 * blocks) */
+	bool rec = r->cache && !f->recorded && f->validated && f->st.size != UINT64_MAX &&
+		   f->st.status == NF_RFILE_OK;
+	if (rec)
+		f->recorded = true;
 	pthread_mutex_unlock(&r->lock);
+	if (rec)
+		(void)nf_rcache_put_file(r->cache, file, st->size, st->etag[0] ? 'E' : 'L',
+					 st->etag[0] ? st->etag : st->lastmod);
 	if (bad == 0 && st->size == UINT64_MAX)
 		return -EIO; /* a HEAD without Content-Length */
 	return bad;
