@@ -184,14 +184,31 @@ static void *serve(void *arg)
 {
 	struct conn *c = arg;
 	struct dir *up = calloc(1, sizeof *up), *down = calloc(1, sizeof *down);
+	/* both initialised whenever allocated, so both can be freed */
+	int ok = up != NULL && down != NULL;
+	if (up && dir_init(up, c->client, c->server, c->delay) < 0)
+		ok = 0;
+	if (down && dir_init(down, c->server, c->client, c->delay) < 0)
+		ok = 0;
 	pthread_t t[4];
-	if (up && down && dir_init(up, c->client, c->server, c->delay) == 0 &&
-	    dir_init(down, c->server, c->client, c->delay) == 0) {
-		pthread_create(&t[0], NULL, reader, up);
-		pthread_create(&t[1], NULL, sender, up);
-		pthread_create(&t[2], NULL, reader, down);
-		pthread_create(&t[3], NULL, sender, down);
-		for (int i = 0; i < 4; i++)
+	int nt = 0;
+	if (ok) {
+		void *(*fn[4])(void *) = {reader, sender, reader, sender};
+		struct dir *arg[4] = {up, up, down, down};
+		while (nt < 4 && pthread_create(&t[nt], NULL, fn[nt], arg[nt]) == 0)
+			nt++;
+		if (nt < 4) {   /* end the ones that run: no thread waits for a peer */
+			for (int i = 0; i < 2; i++) {
+				struct dir *d = i ? down : up;
+				pthread_mutex_lock(&d->lock);
+				d->dead = true;
+				pthread_cond_broadcast(&d->cv);
+				pthread_mutex_unlock(&d->lock);
+			}
+			shutdown(c->client, SHUT_RDWR);
+			shutdown(c->server, SHUT_RDWR);
+		}
+		for (int i = 0; i < nt; i++)
 			pthread_join(t[i], NULL);
 	}
 	if (up)
@@ -237,8 +254,7 @@ int main(int argc, char **argv)
 	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof a;
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 64) < 0 ||
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 64) < 0 ||
 	    getsockname(l, (struct sockaddr *)&a, &al) < 0) {
 		perror("delay-proxy: listen");
 		return 1;
