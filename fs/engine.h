@@ -66,6 +66,12 @@ struct nf_engine_ops {
 	 * once; the engine frees what is left at close. */
 	int (*stream_new)(void *engine, void **stream);
 	void (*stream_free)(void *engine, void *stream);
+	/* Optional (NULL: none).  The file ranges the open view's bytes lie
+	 * in, in the view's order (ios[].file, offset, length; dst unused),
+	 * given once right after stream_new: the engine may fetch ahead
+	 * across them (remote: a split object's next part, before the reader
+	 * gets there) and never beyond them. */
+	void (*stream_path)(void *engine, void *stream, const struct nf_io *ranges, size_t n);
 	/* Optional (NULL: none).  `read`, except that bytes the engine holds
 	 * in memory of its own (remote: prefetched chunks) may be left there
 	 * instead of copied into the ios' buffers: refs[0, *nrefs) (at most

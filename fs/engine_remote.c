@@ -21,8 +21,11 @@
  * (no request: a file found bad or changed fails at once); after a failed
  * read verify takes what the engine found (an ETag that changed: the file
  * becomes bad, FILE_CHANGED, contract §5, and the watch drops the kernel's
- * pages of the views on it).  The engine holds no descriptor: acquire is
- * never called. */
+ * pages of the views on it).  A part that an open view's stream fetches
+ * ahead into (its path: stream_path) is checked then, on the engine's
+ * checker thread, so that the reader's first read there does not wait a
+ * round trip for the header (struct checker).  The engine holds no
+ * descriptor: acquire is never called. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,11 +42,28 @@ struct rstream {
 	struct nf_remote_stream *s;
 };
 
+/* Files to check ahead of their readers, and the one thread that does
+ * it (started on first use, joined at close).  The set's verify is
+ * thread-safe and checks a file once: a reader that gets there first
+ * checks it itself, one that comes while the checker is at it waits for
+ * that check.  A full queue drops the request (the reader then checks). */
+#define CHECK_QUEUE 16
+
+struct checker {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	pthread_t th;
+	bool started, stop;
+	uint32_t q[CHECK_QUEUE];
+	unsigned head, n;
+};
+
 struct rengine {
 	const struct nf_set *set;
 	struct nf_remote *r;
 	pthread_mutex_t lock;    /* streams */
 	struct rstream *streams;
+	struct checker ck;
 };
 
 struct rthread {
@@ -91,6 +111,56 @@ static void remote_thread_free(void *p)
 static int ready(const struct nf_set *set, uint32_t f)
 {
 	return f < set->n ? set->ops->verify(set->arg, f) : -EBADF;
+}
+
+static void *checker_main(void *arg)
+{
+	struct rengine *e = arg;
+	struct checker *ck = &e->ck;
+
+	pthread_mutex_lock(&ck->lock);
+	for (;;) {
+		while (!ck->stop && ck->n == 0)
+			pthread_cond_wait(&ck->cv, &ck->lock);
+		if (ck->stop)
+			break;
+		uint32_t f = ck->q[ck->head];
+		ck->head = (ck->head + 1) % CHECK_QUEUE;
+		ck->n--;
+		pthread_mutex_unlock(&ck->lock);
+		(void)ready(e->set, f);   /* its verdict is the file's status */
+		pthread_mutex_lock(&ck->lock);
+	}
+	pthread_mutex_unlock(&ck->lock);
+	return NULL;
+}
+
+/* File f is to be read soon: checked on the checker thread. */
+static void check_ahead(struct rengine *e, uint32_t f)
+{
+	struct checker *ck = &e->ck;
+
+	pthread_mutex_lock(&ck->lock);
+	if (!ck->started && !ck->stop)
+		ck->started = pthread_create(&ck->th, NULL, checker_main, e) == 0;
+	if (ck->started && !ck->stop && ck->n < CHECK_QUEUE) {
+		ck->q[(ck->head + ck->n) % CHECK_QUEUE] = f;
+		ck->n++;
+		pthread_cond_signal(&ck->cv);
+	}
+	pthread_mutex_unlock(&ck->lock);
+}
+
+static void checker_stop(struct checker *ck)
+{
+	pthread_mutex_lock(&ck->lock);
+	ck->stop = true;
+	pthread_cond_signal(&ck->cv);
+	pthread_mutex_unlock(&ck->lock);
+	if (ck->started)
+		pthread_join(ck->th, NULL);
+	pthread_cond_destroy(&ck->cv);
+	pthread_mutex_destroy(&ck->lock);
 }
 
 /* Room for cap refs in th->rr (remote.h's own type: remote/ knows
@@ -149,6 +219,9 @@ static int read_some(struct rthread *th, struct rstream *rs, struct nf_io *ios, 
 	} else {
 		rc = nf_remote_read(th->t, ios, n);
 	}
+	uint32_t next = rs ? nf_remote_stream_reached(rs->s) : UINT32_MAX;
+	if (next != UINT32_MAX)
+		check_ahead(th->e, next);
 	if (rc == 0)
 		return 0;
 	/* what the engine found goes into the file's status (a changed
@@ -231,6 +304,14 @@ static void remote_stream_free(void *engine, void *stream)
 	free(rs);
 }
 
+static void remote_stream_path(void *engine, void *stream, const struct nf_io *ranges, size_t n)
+{
+	struct rstream *rs = stream;
+
+	(void)engine;
+	nf_remote_stream_path(rs->s, ranges, n);
+}
+
 static int remote_file_stats(void *engine, uint32_t i, struct nf_engine_file_stats *out)
 {
 	struct rengine *e = engine;
@@ -259,6 +340,7 @@ static void remote_close(void *engine)
 {
 	struct rengine *e = engine;
 
+	checker_stop(&e->ck);
 	while (e->streams)
 		remote_stream_free(e, e->streams);
 	pthread_mutex_destroy(&e->lock);
@@ -276,6 +358,7 @@ static const struct nf_engine_ops remote_ops = {
 	.close = remote_close,
 	.stream_new = remote_stream_new,
 	.stream_free = remote_stream_free,
+	.stream_path = remote_stream_path,
 	.read_ref = remote_read_ref,
 	.release = remote_release,
 	.file_stats = remote_file_stats,
@@ -293,6 +376,8 @@ int nf_engine_remote_open(struct nf_engine *out, struct nf_fs *fs)
 	e->set = &fs->set;
 	e->r = fs->set.remote;
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->ck.lock, NULL);
+	pthread_cond_init(&e->ck.cv, NULL);
 	*out = (struct nf_engine){.ops = &remote_ops, .state = e, .fixed_files = false};
 	return 0;
 }

@@ -282,6 +282,30 @@ static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t 
 	return rc < 0 ? -EIO : 0;
 }
 
+void nf_read_path(struct nf_fs *fs, void *stream, const struct nf_view *v)
+{
+	const struct nf_engine_ops *ops = fs->engine.ops;
+	struct nf_segment segs[NF_PATH_RANGES];
+	struct nf_io ranges[NF_PATH_RANGES];
+	size_t n = 0;
+
+	if (ops->stream_path == NULL || stream == NULL || v->kind != NF_VIEW_PIECES)
+		return;
+	for (uint32_t i = 0; i < v->count && n < NF_PATH_RANGES; i++) {
+		const struct nf_piece *pc = &v->pieces[v->first + i];
+		if (pc->logical == NF_PIECE_ZERO)
+			continue;
+		ssize_t k = nf_extents_map(&fs->set.extents, pc->logical, pc->length, segs,
+					   NF_PATH_RANGES - n);
+		if (k < 0)
+			break;   /* (a read there fails: nothing to fetch ahead) */
+		for (ssize_t j = 0; j < k && n < NF_PATH_RANGES; j++)
+			ranges[n++] = (struct nf_io){.file = segs[j].file, .offset = segs[j].file_offset,
+						     .length = segs[j].length};
+	}
+	ops->stream_path(fs->engine.state, stream, ranges, n);
+}
+
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
 		   uint64_t off, size_t len, char *out)
 {

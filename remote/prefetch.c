@@ -35,6 +35,7 @@
  * With the block cache on, streams read through the cache instead (block
  * reads; no fetch-ahead). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -130,6 +131,11 @@ struct nf_remote_stream {
 	bool handoff;
 	uint32_t handoff_file;
 	uint64_t handoff_win;
+	/* where the reader goes (nf_remote_stream_path): set before the first
+	 * read, read-only after */
+	struct nf_io path[NF_REMOTE_PATH_MAX];
+	size_t npath;
+	_Atomic uint32_t reached;   /* nf_remote_stream_reached */
 };
 
 /* ---- chunks --------------------------------------------------------------- */
@@ -431,7 +437,47 @@ int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
 		return -ENOMEM;
 	s->r = r;
 	pthread_mutex_init(&s->lock, NULL);
+	atomic_init(&s->reached, UINT32_MAX);
 	return 0;
+}
+
+void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *ranges, size_t n)
+{
+	pthread_mutex_lock(&s->lock);
+	s->npath = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct nf_io *x = &ranges[i];
+		struct nf_io *last = s->npath ? &s->path[s->npath - 1] : NULL;
+		uint64_t end;
+		if (x->length == 0 || __builtin_add_overflow(x->offset, x->length, &end))
+			continue;
+		if (last && last->file == x->file && last->offset + last->length == x->offset) {
+			last->length += x->length;   /* the sum is x's end: no wrap */
+			continue;
+		}
+		if (s->npath == NF_REMOTE_PATH_MAX)
+			break;
+		s->path[s->npath++] = (struct nf_io){.file = x->file, .offset = x->offset,
+						     .length = x->length};
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+uint32_t nf_remote_stream_reached(struct nf_remote_stream *s)
+{
+	return atomic_exchange_explicit(&s->reached, UINT32_MAX, memory_order_relaxed);
+}
+
+/* The range of the path that holds byte `off` of `file`, or NULL. */
+static const struct nf_io *path_range(const struct nf_remote_stream *s, uint32_t file,
+				      uint64_t off)
+{
+	for (size_t i = 0; i < s->npath; i++) {
+		const struct nf_io *x = &s->path[i];
+		if (x->file == file && off >= x->offset && off - x->offset < x->length)
+			return x;
+	}
+	return NULL;
 }
 
 static void drop_chunks(struct nf_rpf *pf, struct pffile *pfi, size_t keep_from)
@@ -576,6 +622,41 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 		if (q < len)
 			break;
 	}
+}
+
+/* The windows of pfi have reached the end of its path range `x`, and the
+ * reader is less than a window (pfi->last) from there: the next range
+ * of the path, when in another file, gets its first window now, at the
+ * window size reached, instead of once the reader is there (which cost
+ * the part's first read, at prefetch_min, plus a round trip per window
+ * doubling; bench/README.md, issue 14).  Its position is the range's
+ * start, so that the reader's first read there is sequential.  s->lock
+ * held, not the set's pf->lock. */
+static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct nf_io *x)
+{
+	const struct nf_io *nx = x + 1;
+	uint64_t xend = x->offset + x->length;   /* no wrap: nf_remote_stream_path */
+
+	if (nx >= s->path + s->npath || nx->file == pfi->file || pfi->ahead < xend ||
+	    pfi->next > xend || xend - pfi->next >= pfi->last)
+		return;
+	/* (pfi is the most recent file: file_state evicts another) */
+	struct pffile *g = file_state(s, nx->file);
+	if (g->next == UINT64_MAX && g->nc == 0) {
+		g->next = g->ahead = nx->offset;
+		g->win = pfi->win;
+		g->last = pfi->last;
+		g->carried = false;
+		atomic_store_explicit(&s->reached, nx->file, memory_order_relaxed);
+	} else if (g->next != nx->offset) {
+		return;   /* the reader is there already: its reads keep it fed */
+	}
+	uint64_t size = nf_rfile_known(s->r, nx->file, NULL);
+	if (nx->offset + nx->length < size)
+		size = nx->offset + nx->length;
+	pthread_mutex_lock(&s->r->pf->lock);
+	keep_ahead(s, g, nx->offset, nx->offset, size);
+	pthread_mutex_unlock(&s->r->pf->lock);
 }
 
 /* The chunks that hold [at, end), in order, each with a reference taken
@@ -724,6 +805,7 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 		}
 		pthread_mutex_lock(&s->lock);
 		struct pffile *pfi = file_state(s, io->file);
+		const struct nf_io *x = NULL;
 		pthread_mutex_lock(&r->pf->lock);
 		enum pfpos where = position(pfi, io->offset, pfi->win);
 		if (where == PF_LATE) {
@@ -743,7 +825,12 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 			if (end > pfi->next)
 				pfi->next = end;
 			uint64_t size = nf_rfile_known(r, io->file, NULL);
-			if (size != UINT64_MAX && end >= size) {
+			/* with a path, no window goes beyond the range the read
+			 * is in (the view's bytes end there, in this file) */
+			if ((x = path_range(s, io->file, io->offset)) != NULL) {
+				if (x->offset + x->length < size)
+					size = x->offset + x->length;
+			} else if (size != UINT64_MAX && end >= size) {
 				s->handoff = true;
 				s->handoff_file = io->file;
 				s->handoff_win = pfi->win;
@@ -752,6 +839,8 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
 		}
 		pthread_mutex_unlock(&r->pf->lock);
+		if (x)
+			go_on(s, pfi, x);
 		pthread_mutex_unlock(&s->lock);
 		if (k > 0) {
 			got = take_from_chunks(r->pf, cs, k, io->offset, end, io->dst, out);

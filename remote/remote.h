@@ -158,6 +158,24 @@ void nf_remote_stream_free(struct nf_remote_stream *s);
 int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s,
 			  struct nf_io *ios, size_t n);
 
+/* Where the stream's reader goes: the file ranges an open view's bytes
+ * lie in, in the order a sequential reader meets them (an object of a
+ * split set runs from one part's end on at the next part's payload).
+ * With a path, a window never reaches beyond the range it is in, and
+ * windows that reach a range's end go on at the next range, in its file,
+ * before the reader gets there, so that a part boundary costs no round
+ * trip; that file's first read is then sequential.  Adjacent ranges of
+ * one file are joined; at most NF_REMOTE_PATH_MAX are kept (a longer
+ * path: its first ones).  Call it before the stream's first read; the
+ * ranges' dst and result are not used. */
+#define NF_REMOTE_PATH_MAX 64
+void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *ranges, size_t n);
+/* The latest file the stream's windows went on into ahead of its reader
+ * (nf_remote_stream_path) since the last call, else UINT32_MAX: the
+ * caller may check that file now (fs/engine_remote.c: a part's header),
+ * not when the reader gets there. */
+uint32_t nf_remote_stream_reached(struct nf_remote_stream *s);
+
 /* Bytes of an io's buffer that a read left in the stream's prefetched
  * memory instead of copying them: dst[0, len) is to be taken from src. */
 struct nf_remote_ref {
