@@ -22,7 +22,7 @@
 
 #include "io/io.h"
 
-#define NF_ENGINE_STATS_MAX 4
+#define NF_ENGINE_STATS_MAX 5
 
 /* A remote file as the engine sees it (stats: "remote" of each file). */
 struct nf_engine_file_stats {

@@ -71,12 +71,13 @@ struct rthread {
 	struct nf_remote_thread *t;
 	uint64_t reads, segments, stream_reads;
 	uint64_t ref_bytes;         /* bytes read_ref left in prefetched chunks */
+	uint64_t checks_ahead;      /* files this thread's reads queued for check_ahead */
 	struct nf_remote_ref *rr;   /* read_ref's refs, as remote/ gives them */
 	size_t rrcap;
 };
 
 static const char *const stat_names[] = {"remote_reads", "remote_segments", "stream_reads",
-					 "ref_bytes"};
+					 "ref_bytes", "checks_ahead"};
 
 static int remote_thread_new(void *engine, void **out)
 {
@@ -135,10 +136,12 @@ static void *checker_main(void *arg)
 	return NULL;
 }
 
-/* File f is to be read soon: checked on the checker thread. */
-static void check_ahead(struct rengine *e, uint32_t f)
+/* File f is to be read soon: checked on the checker thread.  True when
+ * queued. */
+static bool check_ahead(struct rengine *e, uint32_t f)
 {
 	struct checker *ck = &e->ck;
+	bool queued = false;
 
 	pthread_mutex_lock(&ck->lock);
 	if (!ck->started && !ck->stop)
@@ -147,8 +150,10 @@ static void check_ahead(struct rengine *e, uint32_t f)
 		ck->q[(ck->head + ck->n) % CHECK_QUEUE] = f;
 		ck->n++;
 		pthread_cond_signal(&ck->cv);
+		queued = true;
 	}
 	pthread_mutex_unlock(&ck->lock);
+	return queued;
 }
 
 static void checker_stop(struct checker *ck)
@@ -219,9 +224,9 @@ static int read_some(struct rthread *th, struct rstream *rs, struct nf_io *ios, 
 	} else {
 		rc = nf_remote_read(th->t, ios, n);
 	}
-	uint32_t next = rs ? nf_remote_stream_reached(rs->s) : UINT32_MAX;
-	if (next != UINT32_MAX)
-		check_ahead(th->e, next);
+	for (uint32_t f; rs && (f = nf_remote_stream_reached(rs->s)) != UINT32_MAX;)
+		if (check_ahead(th->e, f))
+			th->checks_ahead++;
 	if (rc == 0)
 		return 0;
 	/* what the engine found goes into the file's status (a changed
@@ -260,6 +265,7 @@ static void remote_stats(const void *p, uint64_t *out)
 	out[1] = th->segments;
 	out[2] = th->stream_reads;
 	out[3] = th->ref_bytes;
+	out[4] = th->checks_ahead;
 }
 
 static int remote_stream_new(void *engine, void **out)
@@ -349,7 +355,7 @@ static void remote_close(void *engine)
 
 static const struct nf_engine_ops remote_ops = {
 	.name = "remote",
-	.nstats = 4,
+	.nstats = 5,
 	.stat_names = stat_names,
 	.thread_new = remote_thread_new,
 	.thread_free = remote_thread_free,

@@ -135,7 +135,12 @@ struct nf_remote_stream {
 	 * read, read-only after */
 	struct nf_io path[NF_REMOTE_PATH_MAX];
 	size_t npath;
-	_Atomic uint32_t reached;   /* nf_remote_stream_reached */
+	/* files go_on went into, not yet taken by nf_remote_stream_reached
+	 * (one read may go on into two: a short range between them); the
+	 * flag saves the reads a lock when there are none */
+	uint32_t reached[4];
+	unsigned nreached;
+	atomic_bool any_reached;
 };
 
 /* ---- chunks --------------------------------------------------------------- */
@@ -437,7 +442,7 @@ int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
 		return -ENOMEM;
 	s->r = r;
 	pthread_mutex_init(&s->lock, NULL);
-	atomic_init(&s->reached, UINT32_MAX);
+	atomic_init(&s->any_reached, false);
 	return 0;
 }
 
@@ -465,7 +470,18 @@ void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *range
 
 uint32_t nf_remote_stream_reached(struct nf_remote_stream *s)
 {
-	return atomic_exchange_explicit(&s->reached, UINT32_MAX, memory_order_relaxed);
+	uint32_t f = UINT32_MAX;
+
+	if (!atomic_load_explicit(&s->any_reached, memory_order_relaxed))
+		return f;
+	pthread_mutex_lock(&s->lock);
+	if (s->nreached > 0) {
+		f = s->reached[0];
+		memmove(s->reached, s->reached + 1, --s->nreached * sizeof *s->reached);
+	}
+	atomic_store_explicit(&s->any_reached, s->nreached > 0, memory_order_relaxed);
+	pthread_mutex_unlock(&s->lock);
+	return f;
 }
 
 /* The range of the path that holds byte `off` of `file`, or NULL. */
@@ -647,7 +663,10 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct n
 		g->win = pfi->win;
 		g->last = pfi->last;
 		g->carried = false;
-		atomic_store_explicit(&s->reached, nx->file, memory_order_relaxed);
+		if (s->nreached < sizeof s->reached / sizeof *s->reached) {
+			s->reached[s->nreached++] = nx->file;   /* (full: the reader checks it) */
+			atomic_store_explicit(&s->any_reached, true, memory_order_relaxed);
+		}
 	} else if (g->next != nx->offset) {
 		return;   /* the reader is there already: its reads keep it fed */
 	}

@@ -170,10 +170,11 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
  * ranges' dst and result are not used. */
 #define NF_REMOTE_PATH_MAX 64
 void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *ranges, size_t n);
-/* The latest file the stream's windows went on into ahead of its reader
- * (nf_remote_stream_path) since the last call, else UINT32_MAX: the
- * caller may check that file now (fs/engine_remote.c: a part's header),
- * not when the reader gets there. */
+/* A file the stream's windows went on into ahead of its reader
+ * (nf_remote_stream_path), each once, in order (a few kept until taken),
+ * else UINT32_MAX: the caller may check that file now
+ * (fs/engine_remote.c: a part's header), not when the reader gets
+ * there. */
 uint32_t nf_remote_stream_reached(struct nf_remote_stream *s);
 
 /* Bytes of an io's buffer that a read left in the stream's prefetched

@@ -127,6 +127,52 @@ read -r refs hits <<<"$(counters "$T/m")"
 umnt "$T/m"
 ok "cat (small chunks) and dd bs=1M (defaults) of fresh mounts: byte-exact"
 
+# a reader crossing the parts' boundaries waits at none of them: the
+# prefetch knows the object's file ranges (stream_path), so the window
+# that reaches the end of its bytes in one part goes on at the next
+# part's payload before the reader gets there, and that part's header is
+# checked ahead (checks_ahead).  dd iflag=direct: in-order 1 MiB reads,
+# so the log shows it: the GET at the start of each later part's bytes is
+# a window (> 1 MiB), not the reader's first 1 MiB read there; each part
+# is checked once, each byte asked once, nothing beyond the object.
+mnt "$U" "$T/m"
+getfattr --only-values -n user.ninfer.segments "$T/m/objects/w.big" >"$T/segs.json"
+ngx_settle; ngx_clear
+dd if="$T/m/objects/w.big" bs=1M iflag=direct status=none | cmp - "$T/obj.bin" ||
+	fail "dd iflag=direct"
+ahead=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks_ahead"])' "$T/m/stats")
+umnt "$T/m"
+ngx_settle
+$PY - "$T/segs.json" "$NGX_LOG" "$ahead" <<'PY' || fail "parts ahead of the reader: checks_ahead $ahead; $(cat "$NGX_LOG")"
+import json, re, sys
+segs, ahead = json.load(open(sys.argv[1])), int(sys.argv[3])
+got = {}
+for line in open(sys.argv[2]):
+    if "/.nf-settle/" in line:
+        continue
+    m = re.match(r'\d+ "GET /set/(\S+) HTTP/1.1" "bytes=(\d+)-(\d+)" "[^"]*" 206 ', line)
+    assert m, line
+    got.setdefault(m.group(1), []).append((int(m.group(2)), int(m.group(3)) + 1))
+names = [s["path"] for s in segs]
+assert len(names) == len(set(names)) and len(names) >= 5, names
+assert sorted(got) == sorted(names), (sorted(got), names)
+assert ahead == len(names) - 1, ("checks_ahead", ahead, len(names))   # the parts after the first
+for k, s in enumerate(segs):
+    g = sorted(got[s["path"]])
+    if not s["path"].endswith(".ninfer"):
+        assert g.count((0, 32)) == 1, (s, g)      # the header, checked once
+        g.remove((0, 32))
+    spans = []
+    for a, b in g:
+        assert not spans or spans[-1][1] <= a, ("a byte asked twice", s, g)
+        spans.append((a, b))
+    lo, hi = s["file_offset"], s["file_offset"] + s["length"]
+    assert g[0][0] == lo and max(b for _, b in g) == hi, ("beyond the object", s, g)
+    if k > 0 and s["length"] > 1 << 20:
+        assert g[0][1] - g[0][0] > 1 << 20, ("not a window ahead of the reader", s, g)
+PY
+ok "dd across $(($(tr -cd '{' <"$T/segs.json" | wc -c) - 1)) part boundaries: each later part's bytes asked as a window before the reader got there, its header checked ahead ($ahead), each byte once"
+
 # the control: without prefetch nothing comes from chunks, bytes the same
 mnt "$U" "$T/m" -o prefetch_mem=0
 cmp "$T/m/objects/w.big" "$T/obj.bin" || fail "prefetch_mem=0"

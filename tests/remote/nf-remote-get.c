@@ -17,6 +17,10 @@
  *                                  stream (the prefetcher), bytes to stdout
  *   sreads FILE OFF:LEN[,...]      one stream read per span, in the order given
  *   stat FILE                      "SIZE ETAG" on stdout
+ *   path FILE:OFF:LEN[,...]        the stream's path (nf_remote_stream_path):
+ *                                  where the seq reads after it go
+ *   reached                        nf_remote_stream_reached's file (or -1)
+ *                                  as "reached N" on stderr
  *   threads N FILE OFF LEN CHUNK   N threads, each with its own thread handle
  *                                  and stream, read the range sequentially at
  *                                  once; all copies must agree; one to stdout
@@ -117,6 +121,26 @@ static int cmd_segs(struct ctx *c, uint32_t file, char *list)
 	free(bufs);
 	free(ios);
 	return rc;
+}
+
+static int cmd_path(struct ctx *c, char *list)
+{
+	struct nf_io ios[NF_REMOTE_PATH_MAX + 1];
+	size_t k = 0;
+	int rc;
+
+	if (c->s == NULL && (rc = nf_remote_stream_new(c->r, &c->s)) < 0)
+		return rc;
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		char *a = strchr(tok, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+		if (b == NULL || k == NF_REMOTE_PATH_MAX + 1)
+			usage();
+		*a = *b = '\0';
+		ios[k++] = (struct nf_io){.file = (uint32_t)num(tok), .offset = num(a + 1),
+					  .length = num(b + 1)};
+	}
+	nf_remote_stream_path(c->s, ios, k);
+	return 0;
 }
 
 static int cmd_seq(struct ctx *c, uint32_t file, uint64_t off, uint64_t len, uint64_t chunk)
@@ -411,6 +435,11 @@ int main(int argc, char **argv)
 				printf("%" PRIu64 " %s\n", st.size, st.etag[0] ? st.etag : st.lastmod);
 			else
 				report(&c, "stat", file, rc);
+		} else if (strcmp(cmd, "path") == 0 && left >= 1) {
+			rc = cmd_path(&c, argv[optind++]);
+		} else if (strcmp(cmd, "reached") == 0) {
+			uint32_t f = c.s ? nf_remote_stream_reached(c.s) : UINT32_MAX;
+			fprintf(stderr, "reached %d\n", f == UINT32_MAX ? -1 : (int)f);
 		} else if (strcmp(cmd, "touch") == 0 && left >= 1) {
 			fflush(stdout);
 			FILE *f = fopen(argv[optind++], "w");

@@ -182,6 +182,26 @@ grep '"GET /d/h0.part-0001 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' |
 	sed 's/"bytes=\([0-9]*\)-\([0-9]*\)"/\1 \2/' | awk '{print $1, $2 - $1 + 1}' | sort -n >"$T/asked"
 cmp -s "$T/want" "$T/asked" || fail "across files: the part's GETs (offset length), want | got: $(paste -d'|' "$T/want" "$T/asked")"
 ok "a sequential read going on from a file's end into the next: after its first read (1M, as asked) the next one's GETs are 16M (the window carried over)"
+# the same read with the stream's path (an open object's ranges: its
+# bytes are h0 [0, 40M) and part-0001 [4096, 4096 + 30M)): the window
+# that reaches h0's end goes on at part-0001's payload before the reader
+# gets there, at the size reached (64M, cut into 16M GETs), and stops at
+# the object's end, 10 MiB before the part's; no first read as asked.
+# reached names part-0001 once.
+ngx_clear
+rget -p h0.part-0001 "$NGX_URL/d/h0" path 0:0:$((40 << 20)),1:4096:$((30 << 20)) \
+	seq 0 0 $((40 << 20)) $M reached reached seq 1 4096 $((30 << 20)) $M >"$T/got" ||
+	fail "path across files: $(cat "$T/rget.err")"
+cmp "$T/got" <(head -c $((40 << 20)) "$W/d/h0"; tail -c +4097 "$W/d/h0.part-0001" | head -c $((30 << 20))) ||
+	fail "path across files: bytes"
+[ "$(grep '^reached' "$T/rget.err" | tr '\n' ' ')" = "reached 1 reached -1 " ] ||
+	fail "path across files: $(cat "$T/rget.err")"
+ngx_settle
+printf '%s\n' "4096 $((16 * M))" "$((4096 + 16 * M)) $((14 * M))" >"$T/want"
+grep '"GET /d/h0.part-0001 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' |
+	sed 's/"bytes=\([0-9]*\)-\([0-9]*\)"/\1 \2/' | awk '{print $1, $2 - $1 + 1}' | sort -n >"$T/asked"
+cmp -s "$T/want" "$T/asked" || fail "path: the part's GETs (offset length), want | got: $(paste -d'|' "$T/want" "$T/asked")"
+ok "with the object's path, the window reaching its end in one file goes on in the next before the reader gets there (16M GETs from the payload), and stops at the object's end"
 # random reads do not prefetch (a window cancelled at the last exit may
 # still be logged late: let the log settle first)
 sleep 0.3
