@@ -172,11 +172,12 @@ char *nf_thread_reply(struct nf_thread *th, size_t len);
 /* Fill out[0, len) with bytes [off, off+len) of a PIECES view (off + len
  * <= its size), with the open file's engine stream (or NULL).  Returns 0
  * or -EIO (the failing files are logged once each). */
-/* Tells the engine's stream of an open PIECES view (engine.h
- * stream_path) the file ranges the view's bytes lie in: its first
- * NF_PATH_RANGES segments.  Other views and engines: nothing. */
+/* Tells the engine's stream of an open view (engine.h stream_path) the
+ * file ranges the view's bytes lie in: a PIECES view's, or those of the
+ * spans its family names (family.h view_spans); the first NF_PATH_RANGES
+ * segments.  Other views and engines: nothing. */
 #define NF_PATH_RANGES 64
-void nf_read_path(struct nf_fs *fs, void *stream, const struct nf_view *v);
+void nf_read_path(struct nf_fs *fs, void *stream, uint32_t node, const struct nf_view *v);
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
 		   uint64_t off, size_t len, char *out);
 /* FILE views: file bytes [file_offset + off, + len).  0 or -EIO. */

@@ -100,6 +100,14 @@ struct nf_family {
 	/* Whether the view shows bytes of file `file` (the watch drops the
 	 * kernel's pages of such nodes when the file changes). */
 	bool (*touches)(void *state, uint32_t node, const struct nf_view *v, uint32_t file);
+	/* Optional (NULL: none).  The logical spans the reads of a view the
+	 * family reads fetch, in the order a sequential reader of the view
+	 * meets them (pieces' logical and length; out unused): at most cap
+	 * written, the count returned (0: none to tell).  The engine's stream
+	 * of an open of it then fetches ahead across them (engine.h
+	 * stream_path). */
+	size_t (*view_spans)(void *state, uint32_t node, const struct nf_view *v,
+			     struct nf_piece *spans, size_t cap);
 	/* Every node: the value of attribute `name` (a "user." name; -ENODATA
 	 * when the node has none), malloc'd, at most NF_XATTR_VALUE_MAX
 	 * (fs/attrs.h) bytes; and the list of names the node has ("a\0b\0"). */

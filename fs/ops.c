@@ -231,14 +231,15 @@ static void *stream_of(const struct fuse_file_info *fi)
 /* A stream for an open of view v the engine reads, if the engine keeps
  * them (a failure only costs the prefetch: fh stays 0), told where the
  * view's bytes lie. */
-static void open_stream(struct nf_fs *fs, struct fuse_file_info *fi, const struct nf_view *v)
+static void open_stream(struct nf_fs *fs, struct fuse_file_info *fi, uint32_t node,
+			const struct nf_view *v)
 {
 	void *stream = NULL;
 
 	if (fs->engine.ops->stream_new == NULL ||
 	    fs->engine.ops->stream_new(fs->engine.state, &stream) < 0 || stream == NULL)
 		return;
-	nf_read_path(fs, stream, v);
+	nf_read_path(fs, stream, node, v);
 	fi->fh = (uint64_t)(uintptr_t)stream | NF_FH_STREAM;
 }
 
@@ -291,7 +292,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return (void)fuse_reply_err(req, -rc);
 		fi->fh = rc == 0 ? (uint64_t)(uintptr_t)doc : 0;
 		if (rc == 1)
-			open_stream(fs, fi, &v);
+			open_stream(fs, fi, (uint32_t)n, &v);
 		fi->keep_cache = !nf_node_touches_changed(fs, (uint32_t)n);
 	} else if (node->kind == NF_VIEW_FILES) {
 		const char *text;
@@ -309,7 +310,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		    node->kind == NF_VIEW_FILE || family_kind(node)) {
 			struct nf_view v;
 			nf_tree_view(&fs->tree, (uint32_t)n, &v);
-			open_stream(fs, fi, &v);
+			open_stream(fs, fi, (uint32_t)n, &v);
 		}
 	}
 	/* -o direct_io: every read reaches the daemon and is copied straight

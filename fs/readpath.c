@@ -282,20 +282,18 @@ static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t 
 	return rc < 0 ? -EIO : 0;
 }
 
-void nf_read_path(struct nf_fs *fs, void *stream, const struct nf_view *v)
+/* The file ranges of logical spans pc[0, count), at most NF_PATH_RANGES
+ * (zero pieces skipped), into ranges; their count. */
+static size_t spans_ranges(struct nf_fs *fs, const struct nf_piece *pc, size_t count,
+			   struct nf_io *ranges)
 {
-	const struct nf_engine_ops *ops = fs->engine.ops;
 	struct nf_segment segs[NF_PATH_RANGES];
-	struct nf_io ranges[NF_PATH_RANGES];
 	size_t n = 0;
 
-	if (ops->stream_path == NULL || stream == NULL || v->kind != NF_VIEW_PIECES)
-		return;
-	for (uint32_t i = 0; i < v->count && n < NF_PATH_RANGES; i++) {
-		const struct nf_piece *pc = &v->pieces[v->first + i];
-		if (pc->logical == NF_PIECE_ZERO)
+	for (size_t i = 0; i < count && n < NF_PATH_RANGES; i++) {
+		if (pc[i].logical == NF_PIECE_ZERO)
 			continue;
-		ssize_t k = nf_extents_map(&fs->set.extents, pc->logical, pc->length, segs,
+		ssize_t k = nf_extents_map(&fs->set.extents, pc[i].logical, pc[i].length, segs,
 					   NF_PATH_RANGES - n);
 		if (k < 0)
 			break;   /* (a read there fails: nothing to fetch ahead) */
@@ -303,7 +301,25 @@ void nf_read_path(struct nf_fs *fs, void *stream, const struct nf_view *v)
 			ranges[n++] = (struct nf_io){.file = segs[j].file, .offset = segs[j].file_offset,
 						     .length = segs[j].length};
 	}
-	ops->stream_path(fs->engine.state, stream, ranges, n);
+	return n;
+}
+
+void nf_read_path(struct nf_fs *fs, void *stream, uint32_t node, const struct nf_view *v)
+{
+	const struct nf_engine_ops *ops = fs->engine.ops;
+	struct nf_piece spans[NF_PATH_RANGES];
+	struct nf_io ranges[NF_PATH_RANGES];
+	size_t n = 0;
+
+	if (ops->stream_path == NULL || stream == NULL)
+		return;
+	if (v->kind == NF_VIEW_PIECES)
+		n = spans_ranges(fs, v->pieces + v->first, v->count, ranges);
+	else if (v->kind >= NF_VIEW_FAMILY && fs->family->view_spans)
+		n = spans_ranges(fs, spans, fs->family->view_spans(fs->fam, node, v, spans,
+								   NF_PATH_RANGES), ranges);
+	if (n > 0)
+		ops->stream_path(fs->engine.state, stream, ranges, n);
 }
 
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,

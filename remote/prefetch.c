@@ -11,7 +11,12 @@
  * file's windows (they are cancelled in flight) and starts over, except
  * after the first read of the file after the one a sequential read ran to
  * the end of: a split set's object goes on in the next part, at the
- * window size it had (struct nf_remote_stream, handoff).
+ * window size it had (struct nf_remote_stream, handoff).  A stream that
+ * knows its reader's path (nf_remote_stream_path: an open object's file
+ * ranges) does better: no window goes beyond the range it is in, and the
+ * windows that reach a range's end go on at the next range, in its file,
+ * while the reader is still a window behind (go_on), so that crossing a
+ * part boundary waits for nothing.
  *
  * The windows are fetched by PF_WORKERS background threads of the set (started on
  * first use, with its own multi handle, nf_rhttp_serve), in requests of at

@@ -468,6 +468,7 @@ const struct nf_family nf_family_ninfer = {
 	.release_doc = ninfer_release_doc,
 	.read = nf_ninfer_read,
 	.touches = nf_ninfer_touches,
+	.view_spans = nf_ninfer_view_spans,
 	.xattr_get = nf_ninfer_xattr_get,
 	.xattr_list = nf_ninfer_xattr_list,
 	.close = ninfer_close,

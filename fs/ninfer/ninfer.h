@@ -65,5 +65,7 @@ int nf_ninfer_xattr_list(void *state, uint32_t node, char **list, size_t *len);
 int nf_ninfer_read(void *state, struct nf_rd *rd, uint32_t node, const struct nf_view *v,
 		   uint64_t off, size_t len, char *out);
 bool nf_ninfer_touches(void *state, uint32_t node, const struct nf_view *v, uint32_t file);
+size_t nf_ninfer_view_spans(void *state, uint32_t node, const struct nf_view *v,
+			    struct nf_piece *spans, size_t cap);
 
 #endif

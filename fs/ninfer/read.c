@@ -163,3 +163,25 @@ bool nf_ninfer_touches(void *state, uint32_t node, const struct nf_view *v, uint
 		return false;
 	}
 }
+
+/* A decoded or NPY view reads its objects' bytes in order (a binding of
+ * several objects: one after the other); the safetensors file reads every
+ * binding's, too many to tell. */
+size_t nf_ninfer_view_spans(void *state, uint32_t node, const struct nf_view *v,
+			    struct nf_piece *spans, size_t cap)
+{
+	const struct nf_ninfer *n = state;
+	struct nf_dview dv;
+	size_t k = 0;
+
+	if (v->kind != NF_VIEW_DECODED && v->kind != NF_VIEW_NPY)
+		return 0;
+	nf_dview_of(n->a, &n->tree->nodes[node], v, &dv);
+	if (dv.error)
+		return 0;
+	for (uint32_t i = 0; i < dv.nparts && k < cap; i++) {
+		const struct nf_object *o = &n->a->objects[dv.parts[i].object];
+		spans[k++] = (struct nf_piece){.logical = o->offset, .length = o->bytes};
+	}
+	return k;
+}

@@ -128,22 +128,16 @@ umnt "$T/m"
 ok "cat (small chunks) and dd bs=1M (defaults) of fresh mounts: byte-exact"
 
 # a reader crossing the parts' boundaries waits at none of them: the
-# prefetch knows the object's file ranges (stream_path), so the window
-# that reaches the end of its bytes in one part goes on at the next
-# part's payload before the reader gets there, and that part's header is
-# checked ahead (checks_ahead).  dd iflag=direct: in-order 1 MiB reads,
-# so the log shows it: the GET at the start of each later part's bytes is
-# a window (> 1 MiB), not the reader's first 1 MiB read there; each part
-# is checked once, each byte asked once, nothing beyond the object.
-mnt "$U" "$T/m"
-getfattr --only-values -n user.ninfer.segments "$T/m/objects/w.big" >"$T/segs.json"
-ngx_settle; ngx_clear
-dd if="$T/m/objects/w.big" bs=1M iflag=direct status=none | cmp - "$T/obj.bin" ||
-	fail "dd iflag=direct"
-ahead=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks_ahead"])' "$T/m/stats")
-umnt "$T/m"
-ngx_settle
-$PY - "$T/segs.json" "$NGX_LOG" "$ahead" <<'PY' || fail "parts ahead of the reader: checks_ahead $ahead; $(cat "$NGX_LOG")"
+# prefetch knows the view's file ranges (stream_path), so the window that
+# reaches the end of its bytes in one part goes on at the next part's
+# payload before the reader gets there, and that part's header is checked
+# ahead (checks_ahead).  dd iflag=direct: in-order 1 MiB reads, so the
+# log shows it: the GET at the start of each later part's bytes is a
+# window (> 1 MiB), not the reader's first read there; each part is
+# checked once, each byte asked once, nothing beyond the object.  The
+# object's raw bytes, then its decoded .npy (f32: the family names the
+# object's span, view_spans), against the local mount's.
+cat >"$T/ahead.py" <<'PY'
 import json, re, sys
 segs, ahead = json.load(open(sys.argv[1])), int(sys.argv[3])
 got = {}
@@ -171,7 +165,22 @@ for k, s in enumerate(segs):
     if k > 0 and s["length"] > 1 << 20:
         assert g[0][1] - g[0][0] > 1 << 20, ("not a window ahead of the reader", s, g)
 PY
-ok "dd across $(($(tr -cd '{' <"$T/segs.json" | wc -c) - 1)) part boundaries: each later part's bytes asked as a window before the reader got there, its header checked ahead ($ahead), each byte once"
+mnt "$W/set/set.ninfer" "$T/l"
+getfattr --only-values -n user.ninfer.segments "$T/l/objects/w.big" >"$T/segs.json"
+nb=$(($(tr -cd '{' <"$T/segs.json" | wc -c) - 1))
+for view in objects/w.big decoded/npy/objects/w.big.npy; do
+	mnt "$U" "$T/m"
+	ngx_settle; ngx_clear
+	dd if="$T/m/$view" bs=1M iflag=direct status=none | cmp - "$T/l/$view" ||
+		fail "$view: dd iflag=direct"
+	ahead=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks_ahead"])' "$T/m/stats")
+	umnt "$T/m"
+	ngx_settle
+	$PY "$T/ahead.py" "$T/segs.json" "$NGX_LOG" "$ahead" ||
+		fail "$view: parts ahead of the reader: checks_ahead $ahead; $(cat "$NGX_LOG")"
+done
+umnt "$T/l"
+ok "dd of the object and of its decoded .npy across $nb part boundaries: each later part's bytes asked as a window before the reader got there, its header checked ahead, each byte once"
 
 # the control: without prefetch nothing comes from chunks, bytes the same
 mnt "$U" "$T/m" -o prefetch_mem=0
