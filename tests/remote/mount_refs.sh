@@ -182,6 +182,40 @@ done
 umnt "$T/l"
 ok "dd of the object and of its decoded .npy across $nb part boundaries: each later part's bytes asked as a window before the reader got there, its header checked ahead, each byte once"
 
+# a part checked ahead and found bad (its magic overwritten on the
+# server): the reader's dd fails with EIO where the object reaches it,
+# every byte before is exact, the part is bad in files.json and logged
+# once, the parts after it are never asked for, and the daemon serves on
+mkdir -p "$W/bad"
+cp "$W/set/"* "$W/bad/"
+p3=$(cd "$W/bad" && ls | grep 'part-0003$')
+printf 'X' | dd of="$W/bad/$p3" bs=1 conv=notrunc status=none
+before=$($PY -c 'import json,sys; print(sum(s["length"] for s in json.load(open(sys.argv[1]))[:3]))' "$T/segs.json")
+mnt "$NGX_URL/bad/set.ninfer" "$T/b"
+ngx_settle; ngx_clear
+dd if="$T/b/objects/w.big" of="$T/b.out" bs=1M iflag=direct status=none 2>"$T/dd.err" &&
+	fail "read through a bad part"
+grep -q "Input/output error" "$T/dd.err" || fail "bad part: $(cat "$T/dd.err")"
+got=$(stat -c %s "$T/b.out")
+[ "$got" -le "$before" ] && [ "$got" -gt $((before - (1 << 20))) ] ||
+	fail "bad part: dd wrote $got bytes, part 3's bytes start at $before"
+cmp "$T/b.out" <(head -c "$got" "$T/obj.bin") || fail "bad part: the bytes before it"
+dd if="$T/b/objects/w.big" bs=1M count=1 iflag=direct status=none | cmp - <(head -c $((1 << 20)) "$T/obj.bin") ||
+	fail "bad part: the daemon does not serve on"
+$PY - "$T/b/files.json" "$T/b/stats" <<'PY' || fail "bad part: files.json: $(head -c 3000 "$T/b/files.json")"
+import json, sys
+fj, st = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert fj[3]["status"] == "bad" and fj[3]["reason"], fj[3]
+assert [f["status"] for f in fj[:3]] == ["present"] * 3, fj[:3]
+assert all(f["remote"]["requests"] == 0 for f in fj[4:]), fj[4:]
+assert st["checks_ahead"] >= 3, st["checks_ahead"]
+PY
+umnt "$T/b"
+ngx_settle
+! grep -E '"GET /bad/set.ninfer.part-000[4-9]' "$NGX_LOG" || fail "bad part: later parts asked for"
+[ "$(grep -c 'files\[3\]' "$T/b.log")" = 1 ] || fail "bad part: logged: $(cat "$T/b.log")"
+ok "a part checked ahead and found bad: EIO where the object reaches it ($got exact bytes before), logged once, later parts never asked, the daemon serves on"
+
 # the control: without prefetch nothing comes from chunks, bytes the same
 mnt "$U" "$T/m" -o prefetch_mem=0
 cmp "$T/m/objects/w.big" "$T/obj.bin" || fail "prefetch_mem=0"
