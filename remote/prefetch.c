@@ -595,12 +595,25 @@ static enum pfpos position(const struct pffile *pfi, uint64_t off, uint64_t win)
 	return PF_OTHER;
 }
 
+/* n rounded up to whole requests of opts.max_request (UINT64_MAX when
+ * that does not fit). */
+static uint64_t whole_requests(const struct nf_remote *r, uint64_t n)
+{
+	uint64_t m = r->o.max_request, k = n / m + (n % m != 0);
+	return k > UINT64_MAX / m ? UINT64_MAX : k * m;
+}
+
 /* Chunks wholly behind the reader (less BACKTRACK, for the reads that
  * arrive late) are done with; then windows are queued until [pos, end)
  * is covered (a read that runs ahead of the windows waits for its chunk
  * rather than asking the server itself) and a window more is queued
  * beyond `pos`, the furthest byte read, the window size doubling up to
- * the cap.  A whole window, not half: a window's chunks are fetched side
+ * the cap; at the cap, only the whole requests that bring the lead back to
+ * one window are queued, so the lead stays near one window rather than
+ * swinging between one and two (the peak of one reader's chunks went
+ * from 239 to 128 MiB over the 1 GiB bench read, with the drop of a
+ * finished range's chunks in stream_read: fewer fresh pages to fault
+ * in).  A whole window, not half: a window's chunks are fetched side
  * by side, sharing the link, so the first of them, the one the reader
  * needs next, arrives at a fraction of its speed; with half a window of
  * lead a reader at 20 ms RTT waited for it at every window.  With this
@@ -627,6 +640,15 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 	 * the cap at once) */
 	while (pfi->ahead < size && (pfi->ahead < end || pfi->ahead - pos < pfi->last)) {
 		uint64_t len = pfi->win;
+		/* at the cap, only what brings the lead back to a window,
+		 * in whole requests: the lead then stays near one window
+		 * instead of swinging between one and two */
+		if (pfi->last == r->o.prefetch_max && len == pfi->last && pfi->ahead >= end &&
+		    pfi->ahead - pos < pfi->last) {
+			uint64_t need = whole_requests(r, pfi->last - (pfi->ahead - pos));
+			if (need < len)
+				len = need;
+		}
 		if (size != UINT64_MAX && len > size - pfi->ahead)
 			len = size - pfi->ahead;
 		/* a file whose size no response has told yet: one small window,
@@ -637,7 +659,8 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 		if (q == 0)
 			break;
 		pfi->ahead += q;
-		pfi->last = len;
+		if (len > pfi->last || pfi->last != r->o.prefetch_max)
+			pfi->last = len;
 		if (pfi->win < r->o.prefetch_max)
 			pfi->win = pfi->win * 2 < r->o.prefetch_max ? pfi->win * 2 : r->o.prefetch_max;
 		if (q < len)
@@ -647,14 +670,17 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
 
 /* The windows of pfi have reached the end of its path range `x`, and the
  * reader is less than a window (pfi->last) from there: the next range
- * of the path, when in another file, gets its first window now, at the
- * window size reached, instead of once the reader is there (which cost
+ * of the path, when in another file, gets its first chunks now (what
+ * brings the lead, counted across the boundary, back to one window, in
+ * whole requests, at most the window size reached), instead of once the
+ * reader is there (which cost
  * the part's first read, at prefetch_min, plus a round trip per window
  * doubling; bench/README.md, issue 14).  Its position is the range's
  * start, so that the reader's first read there is sequential.  s->lock
  * held, not the set's pf->lock. */
 static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct nf_io *x)
 {
+	struct nf_remote *r = s->r;
 	const struct nf_io *nx = x + 1;
 	uint64_t xend = x->offset + x->length;   /* no wrap: nf_remote_stream_path */
 
@@ -675,12 +701,23 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct n
 	} else if (g->next != nx->offset) {
 		return;   /* the reader is there already: its reads keep it fed */
 	}
-	uint64_t size = nf_rfile_known(s->r, nx->file, NULL);
+	/* the lead, counted across the boundary, back to one window: what
+	 * is left of x beyond the reader, and what g has queued */
+	uint64_t lead = xend - pfi->next + (g->ahead - nx->offset);
+	if (lead >= pfi->last)
+		return;
+	uint64_t want = whole_requests(r, pfi->last - lead), size = nf_rfile_known(r, nx->file, NULL);
+	if (want > g->win)
+		want = g->win;
 	if (nx->offset + nx->length < size)
 		size = nx->offset + nx->length;
-	pthread_mutex_lock(&s->r->pf->lock);
-	keep_ahead(s, g, nx->offset, nx->offset, size);
-	pthread_mutex_unlock(&s->r->pf->lock);
+	if (g->ahead >= size)
+		return;
+	if (want > size - g->ahead)
+		want = size - g->ahead;
+	pthread_mutex_lock(&r->pf->lock);
+	g->ahead += queue_window(r->pf, g, g->ahead, want);
+	pthread_mutex_unlock(&r->pf->lock);
 }
 
 /* The chunks that hold [at, end), in order, each with a reference taken
@@ -861,6 +898,13 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 			}
 			keep_ahead(s, pfi, io->offset, end, size);
 			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
+		}
+		if (x && x > s->path && x[-1].file != io->file && io->offset - x->offset > BACKTRACK) {
+			/* well into this range: the one before, in another
+			 * file, has no late reads left to come */
+			for (int j = 0; j < STREAM_FILES; j++)
+				if (s->f[j].used && s->f[j].file == x[-1].file && s->f[j].nc)
+					drop_chunks(r->pf, &s->f[j], s->f[j].nc);
 		}
 		pthread_mutex_unlock(&r->pf->lock);
 		if (x)
