@@ -164,24 +164,49 @@ bool nf_ninfer_touches(void *state, uint32_t node, const struct nf_view *v, uint
 	}
 }
 
+/* Appends object o's bytes to spans[0, *k) (joined to the last span when
+ * they follow it in the logical space); false when there is no room. */
+static bool add_span(struct nf_piece *spans, size_t *k, size_t cap, const struct nf_object *o)
+{
+	struct nf_piece *last = *k ? &spans[*k - 1] : NULL;
+
+	if (last && last->logical + last->length == o->offset) {
+		last->length += o->bytes;   /* (both inside the set's space: no wrap) */
+		return true;
+	}
+	if (*k == cap)
+		return false;
+	spans[(*k)++] = (struct nf_piece){.logical = o->offset, .length = o->bytes};
+	return true;
+}
+
 /* A decoded or NPY view reads its objects' bytes in order (a binding of
- * several objects: one after the other); the safetensors file reads every
- * binding's, too many to tell. */
+ * several objects: one after the other), model.safetensors its bindings'
+ * in binding order (its data section), which for a set packed in that
+ * order is one logical run across the parts.  Whole objects: a binding
+ * of slices reads inside them. */
 size_t nf_ninfer_view_spans(void *state, uint32_t node, const struct nf_view *v,
 			    struct nf_piece *spans, size_t cap)
 {
 	const struct nf_ninfer *n = state;
+	const struct nf_artifact *a = n->a;
 	struct nf_dview dv;
 	size_t k = 0;
 
+	if (v->kind == NF_VIEW_SAFETENSORS) {
+		for (uint32_t e = 0; n->has_st && e < n->st.nentries; e++) {
+			const struct nf_binding *b = &a->bindings[n->st.entries[e].binding];
+			for (uint32_t i = 0; i < b->nparts; i++)
+				if (!add_span(spans, &k, cap, &a->objects[b->parts[i].object]))
+					return k;
+		}
+		return k;
+	}
 	if (v->kind != NF_VIEW_DECODED && v->kind != NF_VIEW_NPY)
 		return 0;
-	nf_dview_of(n->a, &n->tree->nodes[node], v, &dv);
-	if (dv.error)
-		return 0;
-	for (uint32_t i = 0; i < dv.nparts && k < cap; i++) {
-		const struct nf_object *o = &n->a->objects[dv.parts[i].object];
-		spans[k++] = (struct nf_piece){.logical = o->offset, .length = o->bytes};
-	}
+	nf_dview_of(a, &n->tree->nodes[node], v, &dv);
+	for (uint32_t i = 0; !dv.error && i < dv.nparts; i++)
+		if (!add_span(spans, &k, cap, &a->objects[dv.parts[i].object]))
+			break;
 	return k;
 }

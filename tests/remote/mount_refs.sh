@@ -135,8 +135,9 @@ ok "cat (small chunks) and dd bs=1M (defaults) of fresh mounts: byte-exact"
 # log shows it: the GET at the start of each later part's bytes is a
 # window (> 1 MiB), not the reader's first read there; each part is
 # checked once, each byte asked once, nothing beyond the object.  The
-# object's raw bytes, then its decoded .npy (f32: the family names the
-# object's span, view_spans), against the local mount's.
+# object's raw bytes, then its decoded .npy and model.safetensors (f32:
+# the family names the object's span, view_spans), against the local
+# mount's.
 cat >"$T/ahead.py" <<'PY'
 import json, re, sys
 segs, ahead = json.load(open(sys.argv[1])), int(sys.argv[3])
@@ -168,7 +169,7 @@ PY
 mnt "$W/set/set.ninfer" "$T/l"
 getfattr --only-values -n user.ninfer.segments "$T/l/objects/w.big" >"$T/segs.json"
 nb=$(($(tr -cd '{' <"$T/segs.json" | wc -c) - 1))
-for view in objects/w.big decoded/npy/objects/w.big.npy; do
+for view in objects/w.big decoded/npy/objects/w.big.npy decoded/model.safetensors; do
 	mnt "$U" "$T/m"
 	ngx_settle; ngx_clear
 	dd if="$T/m/$view" bs=1M iflag=direct status=none | cmp - "$T/l/$view" ||
@@ -180,7 +181,7 @@ for view in objects/w.big decoded/npy/objects/w.big.npy; do
 		fail "$view: parts ahead of the reader: checks_ahead $ahead; $(cat "$NGX_LOG")"
 done
 umnt "$T/l"
-ok "dd of the object and of its decoded .npy across $nb part boundaries: each later part's bytes asked as a window before the reader got there, its header checked ahead, each byte once"
+ok "dd of the object, its decoded .npy and model.safetensors across $nb part boundaries: each later part's bytes asked as a window before the reader got there, its header checked ahead, each byte once"
 
 # a part checked ahead and found bad (its magic overwritten on the
 # server): the reader's dd fails with EIO where the object reaches it,
