@@ -95,6 +95,7 @@ struct nf_rpf {
 	pthread_mutex_t lock;
 	pthread_cond_t work;     /* the worker waits for chunks */
 	uint64_t mem;            /* bytes of the chunks alive */
+	uint64_t peak;           /* the most mem was */
 	/* buffers of finished chunks, kept for the next ones (within
 	 * opts.prefetch_mem with the live ones): a fresh 16 MiB buffer costs
 	 * 4096 page faults, more than the copy into it */
@@ -422,6 +423,8 @@ static uint64_t queue_window(struct nf_rpf *pf, struct pffile *pfi, uint64_t off
 				      .buf = buf, .cap = cap, .state = PF_QUEUED, .refs = 2};
 		pthread_cond_init(&c->cv, NULL);
 		pf->mem += n;
+		if (pf->mem > pf->peak)
+			pf->peak = pf->mem;
 		if (pf->qtail)
 			pf->qtail->qnext = c;
 		else
@@ -821,6 +824,16 @@ static uint64_t take_from_chunks(struct nf_rpf *pf, struct pfchunk **cs, size_t 
 	}
 	pthread_mutex_unlock(&pf->lock);
 	return at - start;
+}
+
+uint64_t nf_remote_prefetch_peak(struct nf_remote *r)
+{
+	uint64_t peak;
+
+	pthread_mutex_lock(&r->pf->lock);
+	peak = r->pf->peak;
+	pthread_mutex_unlock(&r->pf->lock);
+	return peak;
 }
 
 void nf_remote_release(struct nf_remote_thread *t)

@@ -195,6 +195,9 @@ struct nf_remote_ref {
 int nf_remote_stream_read_ref(struct nf_remote_thread *t, struct nf_remote_stream *s,
 			      struct nf_io *ios, size_t n, struct nf_remote_ref *refs, size_t cap,
 			      size_t *nrefs);
+/* The most bytes the set's prefetched chunks held at once so far (all
+ * streams; at most opts.prefetch_mem). */
+uint64_t nf_remote_prefetch_peak(struct nf_remote *r);
 /* Gives back the chunks t's last nf_remote_stream_read_ref holds (none: a
  * no-op). */
 void nf_remote_release(struct nf_remote_thread *t);

@@ -21,6 +21,8 @@
  *                                  where the seq reads after it go
  *   reached                        nf_remote_stream_reached's file (or -1)
  *                                  as "reached N" on stderr
+ *   peak                           nf_remote_prefetch_peak as "peak BYTES"
+ *                                  on stderr
  *   threads N FILE OFF LEN CHUNK   N threads, each with its own thread handle
  *                                  and stream, read the range sequentially at
  *                                  once; all copies must agree; one to stdout
@@ -437,6 +439,8 @@ int main(int argc, char **argv)
 				report(&c, "stat", file, rc);
 		} else if (strcmp(cmd, "path") == 0 && left >= 1) {
 			rc = cmd_path(&c, argv[optind++]);
+		} else if (strcmp(cmd, "peak") == 0) {
+			fprintf(stderr, "peak %" PRIu64 "\n", nf_remote_prefetch_peak(c.r));
 		} else if (strcmp(cmd, "reached") == 0) {
 			uint32_t f = c.s ? nf_remote_stream_reached(c.s) : UINT32_MAX;
 			fprintf(stderr, "reached %d\n", f == UINT32_MAX ? -1 : (int)f);

@@ -161,6 +161,16 @@ for mr in 16 64; do
 	[ "$(grep -c '"GET /d/huge ' "$NGX_LOG")" = ${#want[@]} ] || fail "defaults ${opt[*]}: requests: $(grep /d/huge "$NGX_LOG")"
 done
 ok "sequential reads, default options: windows 1M doubling to 64M (max_request=64M shows them), cut into GETs of 16M; each byte asked once"
+# at the cap the lead is topped up to one window in whole requests (2M
+# here): the chunks held peak at 112-122M (the 96M lead right after the
+# first 64M window, 16M behind, chunks whose worker is not done yet); a
+# whole window queued each time the lead fell below one held 144M
+rget -o max_request=2M "$NGX_URL/d/huge" seq 0 0 $((200 << 20)) $M peak >"$T/got" ||
+	fail "seq, max_request=2M: $(cat "$T/rget.err")"
+cmp "$W/d/huge" "$T/got" || fail "seq, max_request=2M: bytes"
+peak=$(sed -n 's/^peak //p' "$T/rget.err")
+[ "$peak" -le $((136 * M)) ] || fail "max_request=2M: the chunks peaked at $peak bytes"
+ok "a sequential read's chunks peak at $((peak / M)) MiB: the lead at the cap is one window, not two"
 # a sequential read that runs to the end of a file and goes on in the next
 # one (a split object: entry, then its part after the part's 4 KiB header)
 # carries its window over: the part's first read is fetched as asked (1
