@@ -141,6 +141,7 @@ struct nf_remote_stream {
 	 * read, read-only after */
 	struct nf_io path[NF_REMOTE_PATH_MAX];
 	size_t npath;
+	size_t at;               /* the range the last read was in (path_range) */
 	/* files go_on went into, not yet taken by nf_remote_stream_reached
 	 * (one read may go on into two: a short range between them); the
 	 * flag saves the reads a lock when there are none */
@@ -457,7 +458,7 @@ int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
 void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *ranges, size_t n)
 {
 	pthread_mutex_lock(&s->lock);
-	s->npath = 0;
+	s->npath = s->at = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct nf_io *x = &ranges[i];
 		struct nf_io *last = s->npath ? &s->path[s->npath - 1] : NULL;
@@ -492,15 +493,22 @@ uint32_t nf_remote_stream_reached(struct nf_remote_stream *s)
 	return f;
 }
 
-/* The range of the path that holds byte `off` of `file`, or NULL. */
-static const struct nf_io *path_range(const struct nf_remote_stream *s, uint32_t file,
-				      uint64_t off)
+static bool in_range(const struct nf_io *x, uint32_t file, uint64_t off)
 {
-	for (size_t i = 0; i < s->npath; i++) {
-		const struct nf_io *x = &s->path[i];
-		if (x->file == file && off >= x->offset && off - x->offset < x->length)
-			return x;
-	}
+	return x->file == file && off >= x->offset && off - x->offset < x->length;
+}
+
+/* The range of the path that holds byte `off` of `file`, or NULL.  A
+ * sequential reader stays in one range or goes on to the next: those two
+ * are tried first, so a read costs no walk of the path.  s->lock held. */
+static const struct nf_io *path_range(struct nf_remote_stream *s, uint32_t file, uint64_t off)
+{
+	for (size_t k = 0; k < 2 && s->at + k < s->npath; k++)
+		if (in_range(&s->path[s->at + k], file, off))
+			return &s->path[s->at += k];
+	for (size_t i = 0; i < s->npath; i++)
+		if (in_range(&s->path[i], file, off))
+			return &s->path[s->at = i];
 	return NULL;
 }
 
