@@ -123,6 +123,14 @@ struct pffile {
 	size_t nc;
 };
 
+/* A range of a stream's path: where in the view's bytes it starts (pos:
+ * the lengths of the ranges before it) and where in its file. */
+struct pfrange {
+	uint32_t file;
+	uint64_t offset, length;
+	uint64_t pos;
+};
+
 struct nf_remote_stream {
 	struct nf_remote *r;
 	pthread_mutex_t lock;    /* the state below; FUSE may read one handle from two threads */
@@ -138,10 +146,12 @@ struct nf_remote_stream {
 	uint32_t handoff_file;
 	uint64_t handoff_win;
 	/* where the reader goes (nf_remote_stream_path): set before the first
-	 * read, read-only after */
-	struct nf_io path[NF_REMOTE_PATH_MAX];
+	 * read, read-only after but for the two positions */
+	struct pfrange *path;
 	size_t npath;
+	uint32_t *sorted;        /* the path's indices by (file, offset): path_range */
 	size_t at;               /* the range the last read was in (path_range) */
+	size_t done;             /* ranges before it are finished (drop_finished) */
 	/* files go_on went into, not yet taken by nf_remote_stream_reached
 	 * (one read may go on into two: a short range between them); the
 	 * flag saves the reads a lock when there are none */
@@ -455,25 +465,62 @@ int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
 	return 0;
 }
 
+/* qsort_r: path indices by (file, offset), then by index */
+static int by_place(const void *pa, const void *pb, void *arg)
+{
+	const struct pfrange *path = arg;
+	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+	const struct pfrange *x = &path[ia], *y = &path[ib];
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
 void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *ranges, size_t n)
 {
-	pthread_mutex_lock(&s->lock);
-	s->npath = s->at = 0;
+	size_t cap = n < NF_REMOTE_PATH_MAX ? n : NF_REMOTE_PATH_MAX, k = 0;
+	struct pfrange *path = cap ? malloc(cap * sizeof *path) : NULL;
+	uint32_t *sorted = cap ? malloc(cap * sizeof *sorted) : NULL;
+	uint64_t pos = 0;
+
+	if (path == NULL || sorted == NULL)
+		n = 0;   /* (no memory: no path; it is only where to fetch ahead) */
 	for (size_t i = 0; i < n; i++) {
 		const struct nf_io *x = &ranges[i];
-		struct nf_io *last = s->npath ? &s->path[s->npath - 1] : NULL;
-		uint64_t end;
-		if (x->length == 0 || __builtin_add_overflow(x->offset, x->length, &end))
+		struct pfrange *last = k ? &path[k - 1] : NULL;
+		uint64_t end, next;
+		if (x->length == 0 || __builtin_add_overflow(x->offset, x->length, &end) ||
+		    __builtin_add_overflow(pos, x->length, &next))
 			continue;
 		if (last && last->file == x->file && last->offset + last->length == x->offset) {
 			last->length += x->length;   /* the sum is x's end: no wrap */
+			pos = next;
 			continue;
 		}
-		if (s->npath == NF_REMOTE_PATH_MAX)
+		if (k == cap)
 			break;
-		s->path[s->npath++] = (struct nf_io){.file = x->file, .offset = x->offset,
-						     .length = x->length};
+		sorted[k] = (uint32_t)k;
+		path[k++] = (struct pfrange){.file = x->file, .offset = x->offset,
+					     .length = x->length, .pos = pos};
+		pos = next;
 	}
+	if (k == 0) {
+		free(path);
+		free(sorted);
+		path = NULL;
+		sorted = NULL;
+	}
+	qsort_r(sorted, k, sizeof *sorted, by_place, path);
+	pthread_mutex_lock(&s->lock);
+	free(s->path);
+	free(s->sorted);
+	s->path = path;
+	s->sorted = sorted;
+	s->npath = k;
+	s->at = s->done = 0;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -493,22 +540,34 @@ uint32_t nf_remote_stream_reached(struct nf_remote_stream *s)
 	return f;
 }
 
-static bool in_range(const struct nf_io *x, uint32_t file, uint64_t off)
+static bool in_range(const struct pfrange *x, uint32_t file, uint64_t off)
 {
 	return x->file == file && off >= x->offset && off - x->offset < x->length;
 }
 
 /* The range of the path that holds byte `off` of `file`, or NULL.  A
  * sequential reader stays in one range or goes on to the next: those two
- * are tried first, so a read costs no walk of the path.  s->lock held. */
-static const struct nf_io *path_range(struct nf_remote_stream *s, uint32_t file, uint64_t off)
+ * are tried first, so a read costs no search; any other read, a binary
+ * search of the ranges by place (of overlapping ones, the last to start
+ * at or before `off` is the one tried: a view's objects do not overlap,
+ * and a range missed only costs its fetch-ahead).  s->lock held. */
+static const struct pfrange *path_range(struct nf_remote_stream *s, uint32_t file, uint64_t off)
 {
+	size_t lo = 0, hi = s->npath;
+
 	for (size_t k = 0; k < 2 && s->at + k < s->npath; k++)
 		if (in_range(&s->path[s->at + k], file, off))
 			return &s->path[s->at += k];
-	for (size_t i = 0; i < s->npath; i++)
-		if (in_range(&s->path[i], file, off))
-			return &s->path[s->at = i];
+	while (lo < hi) {   /* the first range placed after (file, off) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pfrange *x = &s->path[s->sorted[mid]];
+		if (x->file < file || (x->file == file && x->offset <= off))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && in_range(&s->path[s->sorted[lo - 1]], file, off))
+		return &s->path[s->at = s->sorted[lo - 1]];
 	return NULL;
 }
 
@@ -545,6 +604,8 @@ void nf_remote_stream_free(struct nf_remote_stream *s)
 			drop_chunks(pf, &s->f[i], s->f[i].nc);
 	pthread_mutex_unlock(&pf->lock);
 	pthread_mutex_destroy(&s->lock);
+	free(s->path);
+	free(s->sorted);
 	free(s);
 }
 
@@ -689,10 +750,10 @@ static void keep_ahead(struct nf_remote_stream *s, struct pffile *pfi, uint64_t 
  * doubling; bench/README.md, issue 14).  Its position is the range's
  * start, so that the reader's first read there is sequential.  s->lock
  * held, not the set's pf->lock. */
-static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct nf_io *x)
+static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct pfrange *x)
 {
 	struct nf_remote *r = s->r;
-	const struct nf_io *nx = x + 1;
+	const struct pfrange *nx = x + 1;
 	uint64_t xend = x->offset + x->length;   /* no wrap: nf_remote_stream_path */
 
 	if (nx >= s->path + s->npath || nx->file == pfi->file || pfi->ahead < xend ||
@@ -731,17 +792,33 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct n
 	pthread_mutex_unlock(&r->pf->lock);
 }
 
-/* A read at `off` of path range x, BACKTRACK into it: the range before,
- * when in another file, has no late reads left to come, so its chunks go
- * (they stayed until the stream ended: 16 MiB per part boundary, part of
- * a reader's 239 MiB peak).  Both locks held. */
-static void drop_finished(struct nf_remote_stream *s, const struct nf_io *x, uint64_t off)
+/* A read at `off` of path range x: the ranges the reader is more than
+ * BACKTRACK past, on the path, have no late reads left to come, so
+ * their chunks go (they stayed until the stream ended or the file's
+ * state was evicted: 16 MiB per part boundary, part of a reader's 239 MiB
+ * peak; with parts smaller than BACKTRACK, up to STREAM_FILES parts).
+ * Those of x's own file are left to keep_ahead.  s->done moves on only:
+ * each range is looked at once.  Both locks held. */
+static void drop_finished(struct nf_remote_stream *s, const struct pfrange *x, uint64_t off)
 {
-	if (x == s->path || x[-1].file == x->file || off - x->offset <= BACKTRACK)
-		return;
-	for (int j = 0; j < STREAM_FILES; j++)
-		if (s->f[j].used && s->f[j].file == x[-1].file && s->f[j].nc)
-			drop_chunks(s->r->pf, &s->f[j], s->f[j].nc);
+	uint64_t p = x->pos + (off - x->offset);   /* <= the path's length: no wrap */
+	size_t xi = (size_t)(x - s->path);
+
+	while (s->done < xi && p - s->path[s->done].pos > s->path[s->done].length &&
+	       p - s->path[s->done].pos - s->path[s->done].length > BACKTRACK) {
+		const struct pfrange *d = &s->path[s->done++];
+		if (d->file == x->file)
+			continue;
+		for (int j = 0; j < STREAM_FILES; j++) {
+			struct pffile *g = &s->f[j];
+			size_t n = 0;
+			if (!g->used || g->file != d->file)
+				continue;
+			while (n < g->nc && g->c[n]->off + g->c[n]->len <= d->offset + d->length)
+				n++;
+			drop_chunks(s->r->pf, g, n);
+		}
+	}
 }
 
 /* The chunks that hold [at, end), in order, each with a reference taken
@@ -900,7 +977,7 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 		}
 		pthread_mutex_lock(&s->lock);
 		struct pffile *pfi = file_state(s, io->file);
-		const struct nf_io *x = NULL;
+		const struct pfrange *x = NULL;
 		pthread_mutex_lock(&r->pf->lock);
 		enum pfpos where = position(pfi, io->offset, pfi->win);
 		if (where == PF_LATE) {

@@ -127,21 +127,26 @@ static int cmd_segs(struct ctx *c, uint32_t file, char *list)
 
 static int cmd_path(struct ctx *c, char *list)
 {
-	struct nf_io ios[NF_REMOTE_PATH_MAX + 1];
-	size_t k = 0;
+	size_t n = 1, k = 0;
 	int rc;
 
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
 	if (c->s == NULL && (rc = nf_remote_stream_new(c->r, &c->s)) < 0)
 		return rc;
+	struct nf_io *ios = calloc(n, sizeof *ios);
+	if (ios == NULL)
+		return -ENOMEM;
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		char *a = strchr(tok, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-		if (b == NULL || k == NF_REMOTE_PATH_MAX + 1)
+		if (b == NULL)
 			usage();
 		*a = *b = '\0';
 		ios[k++] = (struct nf_io){.file = (uint32_t)num(tok), .offset = num(a + 1),
 					  .length = num(b + 1)};
 	}
 	nf_remote_stream_path(c->s, ios, k);
+	free(ios);
 	return 0;
 }
 

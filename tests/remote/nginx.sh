@@ -212,6 +212,49 @@ grep '"GET /d/h0.part-0001 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' |
 	sed 's/"bytes=\([0-9]*\)-\([0-9]*\)"/\1 \2/' | awk '{print $1, $2 - $1 + 1}' | sort -n >"$T/asked"
 cmp -s "$T/want" "$T/asked" || fail "path: the part's GETs (offset length), want | got: $(paste -d'|' "$T/want" "$T/asked")"
 ok "with the object's path, the window reaching its end in one file goes on in the next before the reader gets there (16M GETs from the payload), and stops at the object's end"
+# a path of 80 ranges (more than the 64 once kept): h1 [0, 2M), then parts
+# 1-79 [4096, 2M) each
+NP=80
+$PY -c 'import random,sys
+for i in range(int(sys.argv[2])):
+    open(sys.argv[1] + ("" if i == 0 else ".part-%04d" % i), "wb").write(random.Random(100 + i).randbytes(2 << 20))' \
+	"$W/d/h1" $NP
+popt=() rng="0:0:$((2 * M))" cmds=(seq 0 0 $((2 * M)) $M)
+for i in $(seq 1 $((NP - 1))); do
+	popt+=(-p "$(printf 'h1.part-%04d' "$i")")
+	rng+=",$i:4096:$((2 * M - 4096))"
+	cmds+=(seq "$i" 4096 $((2 * M - 4096)) $M)
+done
+ngx_clear
+rget "${popt[@]}" "$NGX_URL/d/h1" path "$rng" "${cmds[@]}" peak >"$T/got" ||
+	fail "path of $NP ranges: $(cat "$T/rget.err")"
+cmp "$T/got" <(cat "$W/d/h1"; for i in $(seq 1 $((NP - 1))); do tail -c +4097 "$(printf '%s/d/h1.part-%04d' "$W" "$i")"; done) ||
+	fail "path of $NP ranges: bytes"
+ngx_settle
+for i in $(seq 1 $((NP - 1))); do echo "$(printf 'h1.part-%04d' "$i") 4096 $((2 * M - 4096))"; done >"$T/want"
+grep -o '"GET /d/h1.part-[0-9]* HTTP/[0-9.]*" "bytes=[0-9]*-[0-9]*"' "$NGX_LOG" |
+	sed 's|"GET /d/\([^ ]*\) .*"bytes=\([0-9]*\)-\([0-9]*\)"|\1 \2 \3|' | awk '{print $1, $2, $3 - $2 + 1}' | sort >"$T/asked"
+cmp -s "$T/want" "$T/asked" || fail "path of $NP ranges: the parts' GETs, want | got: $(diff "$T/want" "$T/asked" | head -20)"
+# chunks more than 16M behind the reader, on the path, are dropped: the
+# 2M parts' chunks peak at 22M (16M behind, the current part, the lead
+# in the next ones); kept until their file's state was evicted (16
+# files), they peaked at 32M
+peak=$(sed -n 's/^peak //p' "$T/rget.err")
+[ "$peak" -le $((27 * M)) ] || fail "path of $NP ranges: the chunks peaked at $peak bytes"
+ok "a path of $NP ranges: each part's bytes in one GET [4096, 2M) made ahead of the reader, none asked as read; the chunks of parts 16M behind are dropped (peak $((peak / M)) MiB)"
+# a read far from the last one finds its range (a search of the path, by
+# file and offset): with the parts' ranges [4096, 4096 + 1M), a reader
+# that starts in part 50 gets no window beyond its range's end
+rng="0:0:$((2 * M))"
+for i in $(seq 1 $((NP - 1))); do rng+=",$i:4096:$M"; done
+ngx_clear
+rget "${popt[@]}" "$NGX_URL/d/h1" path "$rng" seq 50 4096 $M $((M / 4)) >"$T/got" ||
+	fail "path, a read in part 50: $(cat "$T/rget.err")"
+cmp "$T/got" <(tail -c +4097 "$W/d/h1.part-0050" | head -c $M) || fail "path, a read in part 50: bytes"
+ngx_settle
+end=$(grep '"GET /d/h1.part-0050 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n | tail -1)
+[ "$end" = $((4096 + M - 1)) ] || fail "path, a read in part 50: GETs reach $end: $(grep part-0050 "$NGX_LOG")"
+ok "a read in the path's 51st range, after none in the others, fetches up to that range's end and not beyond"
 # random reads do not prefetch (a window cancelled at the last exit may
 # still be logged late: let the log settle first)
 sleep 0.3
