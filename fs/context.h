@@ -169,15 +169,16 @@ void nf_thread_free(void *th);
  * thread's work area, which this resets for the request (the scratch of
  * the previous one is given back); NULL on ENOMEM. */
 char *nf_thread_reply(struct nf_thread *th, size_t len);
-/* Fill out[0, len) with bytes [off, off+len) of a PIECES view (off + len
- * <= its size), with the open file's engine stream (or NULL).  Returns 0
- * or -EIO (the failing files are logged once each). */
 /* Tells the engine's stream of an open view (engine.h stream_path) the
  * file ranges the view's bytes lie in: a PIECES view's, or those of the
  * spans its family names (family.h view_spans); the first NF_PATH_RANGES
- * segments.  Other views and engines: nothing. */
-#define NF_PATH_RANGES 64
+ * segments (the remote engine keeps as many: remote.h).  Other views and
+ * engines: nothing. */
+#define NF_PATH_RANGES 65536
 void nf_read_path(struct nf_fs *fs, void *stream, uint32_t node, const struct nf_view *v);
+/* Fill out[0, len) with bytes [off, off+len) of a PIECES view (off + len
+ * <= its size), with the open file's engine stream (or NULL).  Returns 0
+ * or -EIO (the failing files are logged once each). */
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,
 		   uint64_t off, size_t len, char *out);
 /* FILE views: file bytes [file_offset + off, + len).  0 or -EIO. */

@@ -102,8 +102,9 @@ struct nf_family {
 	bool (*touches)(void *state, uint32_t node, const struct nf_view *v, uint32_t file);
 	/* Optional (NULL: none).  The logical spans the reads of a view the
 	 * family reads fetch, in the order a sequential reader of the view
-	 * meets them (pieces' logical and length; out unused): at most cap
-	 * written, the count returned (0: none to tell).  The engine's stream
+	 * meets them (pieces' logical and length; out unused): the count
+	 * returned (0: none to tell), only the first cap written (cap 0 and
+	 * spans NULL: count them).  The engine's stream
 	 * of an open of it then fetches ahead across them (engine.h
 	 * stream_path). */
 	size_t (*view_spans)(void *state, uint32_t node, const struct nf_view *v,

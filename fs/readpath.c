@@ -282,44 +282,81 @@ static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t 
 	return rc < 0 ? -EIO : 0;
 }
 
-/* The file ranges of logical spans pc[0, count), at most NF_PATH_RANGES
- * (zero pieces skipped), into ranges; their count. */
+/* The file ranges of logical spans pc[0, count) (zero pieces skipped), in
+ * order, the first NF_PATH_RANGES: their count, the array malloc'd into
+ * *out (NULL and 0: none, or no memory; a path is only where to fetch
+ * ahead).  A span the extent table cannot map ends the list (a read
+ * there fails: nothing to fetch ahead). */
 static size_t spans_ranges(struct nf_fs *fs, const struct nf_piece *pc, size_t count,
-			   struct nf_io *ranges)
+			   struct nf_io **out)
 {
-	struct nf_segment segs[NF_PATH_RANGES];
-	size_t n = 0;
+	struct nf_segment *segs;
+	size_t n = 0, m = 0, i;
 
-	for (size_t i = 0; i < count && n < NF_PATH_RANGES; i++) {
+	*out = NULL;
+	for (i = 0; i < count && n < NF_PATH_RANGES; i++) {
 		if (pc[i].logical == NF_PIECE_ZERO)
 			continue;
-		ssize_t k = nf_extents_map(&fs->set.extents, pc[i].logical, pc[i].length, segs,
-					   NF_PATH_RANGES - n);
+		ssize_t k = nf_extents_map(&fs->set.extents, pc[i].logical, pc[i].length, NULL, 0);
 		if (k < 0)
-			break;   /* (a read there fails: nothing to fetch ahead) */
-		for (ssize_t j = 0; j < k && n < NF_PATH_RANGES; j++)
-			ranges[n++] = (struct nf_io){.file = segs[j].file, .offset = segs[j].file_offset,
-						     .length = segs[j].length};
+			break;
+		n += (size_t)k < NF_PATH_RANGES - n ? (size_t)k : NF_PATH_RANGES - n;
 	}
-	return n;
+	count = i;   /* the spans counted */
+	if (n == 0)
+		return 0;
+	segs = malloc(n * sizeof *segs);
+	*out = malloc(n * sizeof **out);
+	if (segs == NULL || *out == NULL) {
+		free(segs);
+		free(*out);
+		*out = NULL;
+		return 0;
+	}
+	for (i = 0; i < count && m < n; i++) {
+		if (pc[i].logical == NF_PIECE_ZERO)
+			continue;
+		ssize_t k = nf_extents_map(&fs->set.extents, pc[i].logical, pc[i].length, segs + m,
+					   n - m);
+		m += (size_t)k < n - m ? (size_t)k : n - m;   /* k >= 0: counted above */
+	}
+	for (i = 0; i < m; i++)
+		(*out)[i] = (struct nf_io){.file = segs[i].file, .offset = segs[i].file_offset,
+					   .length = segs[i].length};
+	free(segs);
+	return m;
 }
 
 void nf_read_path(struct nf_fs *fs, void *stream, uint32_t node, const struct nf_view *v)
 {
 	const struct nf_engine_ops *ops = fs->engine.ops;
-	struct nf_piece spans[NF_PATH_RANGES];
-	struct nf_io ranges[NF_PATH_RANGES];
-	size_t n = 0;
+	const struct nf_family *fam = fs->family;
+	const struct nf_piece *pc = NULL;
+	struct nf_piece *spans = NULL;
+	struct nf_io *ranges;
+	size_t count = 0, n;
 
 	if (ops->stream_path == NULL || stream == NULL)
 		return;
-	if (v->kind == NF_VIEW_PIECES)
-		n = spans_ranges(fs, v->pieces + v->first, v->count, ranges);
-	else if (v->kind >= NF_VIEW_FAMILY && fs->family->view_spans)
-		n = spans_ranges(fs, spans, fs->family->view_spans(fs->fam, node, v, spans,
-								   NF_PATH_RANGES), ranges);
+	if (v->kind == NF_VIEW_PIECES) {
+		pc = v->pieces + v->first;
+		count = v->count;
+	} else if (v->kind >= NF_VIEW_FAMILY && fam->view_spans) {
+		/* (each span is one range at least: more are not needed) */
+		count = fam->view_spans(fs->fam, node, v, NULL, 0);
+		if (count > NF_PATH_RANGES)
+			count = NF_PATH_RANGES;
+		if (count > 0 && (spans = malloc(count * sizeof *spans)) != NULL)
+			fam->view_spans(fs->fam, node, v, spans, count);
+		else
+			count = 0;
+		pc = spans;
+	}
+	n = spans_ranges(fs, pc, count, &ranges);
 	if (n > 0)
 		ops->stream_path(fs->engine.state, stream, ranges, n);
+	free(ranges);
+	free(spans);
 }
 
 int nf_read_pieces(struct nf_fs *fs, struct nf_thread *th, void *stream, const struct nf_view *v,

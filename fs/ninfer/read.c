@@ -164,20 +164,20 @@ bool nf_ninfer_touches(void *state, uint32_t node, const struct nf_view *v, uint
 	}
 }
 
-/* Appends object o's bytes to spans[0, *k) (joined to the last span when
- * they follow it in the logical space); false when there is no room. */
-static bool add_span(struct nf_piece *spans, size_t *k, size_t cap, const struct nf_object *o)
+/* Adds object o's bytes to the spans: joined to the last span when they
+ * follow it in the logical space, else a new span, written when it is
+ * one of the first cap.  *k counts the spans, last is the last one. */
+static void add_span(struct nf_piece *spans, size_t *k, size_t cap, struct nf_piece *last,
+		     const struct nf_object *o)
 {
-	struct nf_piece *last = *k ? &spans[*k - 1] : NULL;
-
-	if (last && last->logical + last->length == o->offset) {
+	if (*k && last->logical + last->length == o->offset) {
 		last->length += o->bytes;   /* (both inside the set's space: no wrap) */
-		return true;
+	} else {
+		*last = (struct nf_piece){.logical = o->offset, .length = o->bytes};
+		++*k;
 	}
-	if (*k == cap)
-		return false;
-	spans[(*k)++] = (struct nf_piece){.logical = o->offset, .length = o->bytes};
-	return true;
+	if (*k <= cap)
+		spans[*k - 1] = *last;
 }
 
 /* A decoded or NPY view reads its objects' bytes in order (a binding of
@@ -190,6 +190,7 @@ size_t nf_ninfer_view_spans(void *state, uint32_t node, const struct nf_view *v,
 {
 	const struct nf_ninfer *n = state;
 	const struct nf_artifact *a = n->a;
+	struct nf_piece last = {0};
 	struct nf_dview dv;
 	size_t k = 0;
 
@@ -197,8 +198,7 @@ size_t nf_ninfer_view_spans(void *state, uint32_t node, const struct nf_view *v,
 		for (uint32_t e = 0; n->has_st && e < n->st.nentries; e++) {
 			const struct nf_binding *b = &a->bindings[n->st.entries[e].binding];
 			for (uint32_t i = 0; i < b->nparts; i++)
-				if (!add_span(spans, &k, cap, &a->objects[b->parts[i].object]))
-					return k;
+				add_span(spans, &k, cap, &last, &a->objects[b->parts[i].object]);
 		}
 		return k;
 	}
@@ -206,7 +206,6 @@ size_t nf_ninfer_view_spans(void *state, uint32_t node, const struct nf_view *v,
 		return 0;
 	nf_dview_of(a, &n->tree->nodes[node], v, &dv);
 	for (uint32_t i = 0; !dv.error && i < dv.nparts; i++)
-		if (!add_span(spans, &k, cap, &a->objects[dv.parts[i].object]))
-			break;
+		add_span(spans, &k, cap, &last, &a->objects[dv.parts[i].object]);
 	return k;
 }

@@ -75,9 +75,9 @@ mkfile() {
 # milliseconds since the epoch (fault tests time their bounds with it)
 ms() { date +%s%3N; }
 
-# bf16_set SRC ENTRY: ninfer-pack a set of one bf16 object w.big (binding
-# t/w) whose bytes are the file SRC (a multiple of 32 KiB: rows of 16384),
-# split into parts of 3 MiB, at ENTRY
+# bf16_set SRC ENTRY [MAX_FILE_BYTES]: ninfer-pack a set of one bf16 object
+# w.big (binding t/w) whose bytes are the file SRC (a multiple of 32 KiB:
+# rows of 16384), split into parts of 3 MiB (or MAX_FILE_BYTES), at ENTRY
 bf16_set() {
 	: "${NINFER_PACK:?}"
 	local rows=$(($(stat -c %s "$1") / 32768))
@@ -87,7 +87,7 @@ bf16_set() {
               "shape": [$rows, 16384], "source": "$1"}],
  "bindings": {"t/w": {"object": "w.big"}}, "uses": []}
 JSON
-	"$NINFER_PACK" create -q --manifest "$T/bf16_set.json" --max-file-bytes 3M "$2" ||
+	"$NINFER_PACK" create -q --manifest "$T/bf16_set.json" --max-file-bytes "${3:-3M}" "$2" ||
 		fail "ninfer-pack $2"
 }
 
