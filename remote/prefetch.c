@@ -798,7 +798,9 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct p
  * state was evicted: 16 MiB per part boundary, part of a reader's 239 MiB
  * peak; with parts smaller than BACKTRACK, up to STREAM_FILES parts).
  * Those of x's own file are left to keep_ahead.  s->done moves on only:
- * each range is looked at once.  Both locks held. */
+ * each range is looked at once (a second pass over the path on the same
+ * open file lets go of none: its chunks stay until their file's state is
+ * evicted, as before there was a path).  Both locks held. */
 static void drop_finished(struct nf_remote_stream *s, const struct pfrange *x, uint64_t off)
 {
 	uint64_t p = x->pos + (off - x->offset);   /* <= the path's length: no wrap */
