@@ -1,7 +1,7 @@
 /* remote/prefetch.c — sequential-read detection and fetch-ahead windows.
  *
  * Modelled on mountpoint-s3's prefetcher: each reader (a stream) keeps,
- * per file, the furthest byte it read.  A read near it (is_sequential:
+ * per file (with a path, per range of it), the furthest byte it read.  A read near it (is_sequential:
  * out-of-order arrivals of one reader's readahead included) is sequential:
  * the stream then queues fetch-ahead windows so that the read itself and
  * a whole window beyond the furthest byte are covered; the first is
@@ -14,9 +14,10 @@
  * window size it had (struct nf_remote_stream, handoff).  A stream that
  * knows its reader's path (nf_remote_stream_path: an open object's file
  * ranges) does better: no window goes beyond the range it is in, and the
- * windows that reach a range's end go on at the next range, in its file,
- * while the reader is still a window behind (go_on), so that crossing a
- * part boundary waits for nothing.
+ * windows that reach a range's end go on at the next range, in its file
+ * or further on or back in the same one, while the reader is still a
+ * window behind (go_on), so that crossing a part boundary, or a jump of
+ * the view's bytes inside a file, waits for nothing.
  *
  * The windows are fetched by PF_WORKERS background threads of the set (started on
  * first use, with its own multi handle, nf_rhttp_serve), in requests of at
@@ -110,9 +111,15 @@ struct nf_rpf {
 	unsigned nstarted, nlive;
 };
 
+/* One sequential read of a stream: of a file, or, with a path, of one
+ * range of it (so a path that jumps inside one file, such as a
+ * model.safetensors whose bindings are not in the order of their
+ * objects, goes on at the next range as it does in another file). */
+#define NO_RANGE UINT32_MAX
 struct pffile {
 	bool used;
 	uint32_t file;
+	uint32_t range;          /* its index in the path, or NO_RANGE */
 	uint64_t next;           /* where the last read ended */
 	uint64_t ahead;          /* end of the last chunk queued */
 	uint64_t win;            /* size of the next window */
@@ -513,7 +520,8 @@ void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *range
 		path = NULL;
 		sorted = NULL;
 	}
-	qsort_r(sorted, k, sizeof *sorted, by_place, path);
+	if (k > 1)
+		qsort_r(sorted, k, sizeof *sorted, by_place, path);
 	pthread_mutex_lock(&s->lock);
 	free(s->path);
 	free(s->sorted);
@@ -609,11 +617,14 @@ void nf_remote_stream_free(struct nf_remote_stream *s)
 	free(s);
 }
 
-static struct pffile *file_state(struct nf_remote_stream *s, uint32_t file)
+/* The state of the stream's reads of `file` in path range `range` (or
+ * NO_RANGE), a fresh one in the least recently used slot when there is
+ * none.  s->lock held. */
+static struct pffile *file_state(struct nf_remote_stream *s, uint32_t file, uint32_t range)
 {
 	struct pffile *lru = &s->f[0];
 	for (int i = 0; i < STREAM_FILES; i++) {
-		if (s->f[i].used && s->f[i].file == file) {
+		if (s->f[i].used && s->f[i].file == file && s->f[i].range == range) {
 			s->f[i].tick = ++s->tick;
 			return &s->f[i];
 		}
@@ -625,7 +636,7 @@ static struct pffile *file_state(struct nf_remote_stream *s, uint32_t file)
 		drop_chunks(s->r->pf, lru, lru->nc);
 		pthread_mutex_unlock(&s->r->pf->lock);
 	}
-	*lru = (struct pffile){.used = true, .file = file, .next = UINT64_MAX,
+	*lru = (struct pffile){.used = true, .file = file, .range = range, .next = UINT64_MAX,
 			       .win = s->r->o.prefetch_min, .tick = ++s->tick};
 	if (s->handoff && s->handoff_file < UINT32_MAX && file == s->handoff_file + 1) {
 		lru->win = s->handoff_win;   /* the continuation */
@@ -756,17 +767,17 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct p
 	const struct pfrange *nx = x + 1;
 	uint64_t xend = x->offset + x->length;   /* no wrap: nf_remote_stream_path */
 
-	if (nx >= s->path + s->npath || nx->file == pfi->file || pfi->ahead < xend ||
-	    pfi->next > xend || xend - pfi->next >= pfi->last)
+	if (nx >= s->path + s->npath || pfi->ahead < xend || pfi->next > xend ||
+	    xend - pfi->next >= pfi->last)
 		return;
-	/* (pfi is the most recent file: file_state evicts another) */
-	struct pffile *g = file_state(s, nx->file);
+	/* (pfi is the most recent state: file_state evicts another) */
+	struct pffile *g = file_state(s, nx->file, (uint32_t)(nx - s->path));
 	if (g->next == UINT64_MAX && g->nc == 0) {
 		g->next = g->ahead = nx->offset;
 		g->win = pfi->win;
 		g->last = pfi->last;
 		g->carried = false;
-		if (s->nreached < sizeof s->reached / sizeof *s->reached) {
+		if (nx->file != pfi->file && s->nreached < sizeof s->reached / sizeof *s->reached) {
 			s->reached[s->nreached++] = nx->file;   /* (full: the reader checks it) */
 			atomic_store_explicit(&s->any_reached, true, memory_order_relaxed);
 		}
@@ -797,7 +808,7 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct p
  * their chunks go (they stayed until the stream ended or the file's
  * state was evicted: 16 MiB per part boundary, part of a reader's 239 MiB
  * peak; with parts smaller than BACKTRACK, up to STREAM_FILES parts).
- * Those of x's own file are left to keep_ahead.  s->done moves on only:
+ * (x's own chunks behind the reader are keep_ahead's.)  s->done moves on only:
  * each range is looked at once (a second pass over the path on the same
  * open file lets go of none: its chunks stay until their file's state is
  * evicted, as before there was a path).  Both locks held. */
@@ -808,18 +819,10 @@ static void drop_finished(struct nf_remote_stream *s, const struct pfrange *x, u
 
 	while (s->done < xi && p - s->path[s->done].pos > s->path[s->done].length &&
 	       p - s->path[s->done].pos - s->path[s->done].length > BACKTRACK) {
-		const struct pfrange *d = &s->path[s->done++];
-		if (d->file == x->file)
-			continue;
-		for (int j = 0; j < STREAM_FILES; j++) {
-			struct pffile *g = &s->f[j];
-			size_t n = 0;
-			if (!g->used || g->file != d->file)
-				continue;
-			while (n < g->nc && g->c[n]->off + g->c[n]->len <= d->offset + d->length)
-				n++;
-			drop_chunks(s->r->pf, g, n);
-		}
+		uint32_t d = (uint32_t)s->done++;
+		for (int j = 0; j < STREAM_FILES; j++)
+			if (s->f[j].used && s->f[j].range == d)
+				drop_chunks(s->r->pf, &s->f[j], s->f[j].nc);
 	}
 }
 
@@ -978,8 +981,8 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 			continue;
 		}
 		pthread_mutex_lock(&s->lock);
-		struct pffile *pfi = file_state(s, io->file);
-		const struct pfrange *x = NULL;
+		const struct pfrange *in = path_range(s, io->file, io->offset), *x = NULL;
+		struct pffile *pfi = file_state(s, io->file, in ? (uint32_t)(in - s->path) : NO_RANGE);
 		pthread_mutex_lock(&r->pf->lock);
 		enum pfpos where = position(pfi, io->offset, pfi->win);
 		if (where == PF_LATE) {
@@ -1001,7 +1004,7 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 			uint64_t size = nf_rfile_known(r, io->file, NULL);
 			/* with a path, no window goes beyond the range the read
 			 * is in (the view's bytes end there, in this file) */
-			if ((x = path_range(s, io->file, io->offset)) != NULL) {
+			if ((x = in) != NULL) {
 				if (x->offset + x->length < size)
 					size = x->offset + x->length;
 			} else if (size != UINT64_MAX && end >= size) {
