@@ -1,7 +1,7 @@
 # bench/read_lib.sh — what the read benchmarks share (sourced, not run):
 # the tools, the work directory and its cleanup, mounts, cache drops,
-# timing, medians and fio.  raw_read.sh, decoded_read.sh and
-# kernel_side.sh source it.
+# timing, medians and fio, with the VM's memory held by bench/prefault.sh.
+# raw_read.sh, decoded_read.sh and kernel_side.sh source it.
 #
 # Before sourcing: BUILD (a build directory), optionally NEED (extra
 # commands the script needs).  Defines ROOT, NINFERFS, NINFER_PACK, PY (a
@@ -24,6 +24,8 @@ for t in fio dd fusermount3 ${NEED:-}; do
 done
 "$PY" -c 'import numpy' 2>/dev/null || { echo "missing numpy for $PY" >&2; exit 1; }
 
+. "$ROOT/bench/prefault.sh"
+
 NF_MOUNTS=()
 NF_DAEMONS=()
 NF_TMP=()   # files outside WORK to remove at exit
@@ -34,10 +36,13 @@ nf_cleanup() {
 	done
 	for p in "${NF_DAEMONS[@]}"; do kill "$p" 2>/dev/null || true; done
 	[ -n "${KEEP:-}" ] || rm -rf "$WORK"
+	prefault_end
 }
 trap nf_cleanup EXIT
 trap 'exit 1' INT TERM
 mkdir -p "$WORK"
+prefault_begin
+echo "== $(prefault_status)"
 
 # nf_mount ENTRY MNT [ninferfs options...]: mount and remember the daemon.
 nf_mount() {

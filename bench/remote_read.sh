@@ -28,14 +28,12 @@
 #       / local, median of REPS (goal <= 1.5)
 #   (e) bytes fetched (nginx's $bytes_sent, and the daemon's bytes_fetched)
 #       to read objects/w.small (1 MiB) out of the set (goal <= 4 MiB)
-# PREFAULT_MB (default 3072; 0: off) MiB are written to /dev/shm and
-# freed right before each sequential reader of (a) and (b), so that the
-# page cache a buffered read fills lands on memory the hypervisor backs:
-# this VM reports free memory back to its host (virtio free page
-# reporting, /sys/module/page_reporting), and a page first touched after
-# that costs a host fault, charged to whoever writes it first (for the
-# mount, the daemon's FUSE reply).  Readers that fill no page cache (curl,
-# -o direct_io) are not changed by it.  Both are in bench/README.md.
+# While it runs, the VM's free page reporting is off and PREFAULT_MB
+# (default 4096; 0: neither) MiB are prefaulted once (bench/prefault.sh:
+# this VM hands freed memory back to its host, and the page cache a
+# buffered read fills then costs host faults, charged to the daemon's
+# FUSE reply).  Readers that fill no page cache (curl, -o direct_io) are
+# hardly changed by it.  Both are in bench/README.md.
 # ONLY=abe (default abcde) runs only those parts; the table says "-" for
 # the others; MOUNT_OPTS (e.g. "-o prefetch_mem=0") go to the URL mounts of
 # (a) and (b); PROXY (default BUILD/bench/delay-proxy; a *.py, such as the
@@ -52,7 +50,6 @@ NINFERFS=${NINFERFS:-$BUILD/fs/ninferfs}
 NINFER_PACK=${NINFER_PACK:-$BUILD/tools/ninfer-pack}
 SIZE_MB=${SIZE_MB:-1024}
 REPS=${REPS:-5}
-PREFAULT_MB=${PREFAULT_MB:-3072}
 OBJECTS=${OBJECTS:-100000}
 FIO_IOS=${FIO_IOS:-4000}
 export NF_REMOTE_GET=${NF_REMOTE_GET:-$BUILD/tests/remote/nf-remote-get}
@@ -65,6 +62,9 @@ for t in nginx curl fio python3 dd; do command -v $t >/dev/null || { echo "missi
 # nginx as Debian configures it (the tests' server leaves sendfile off)
 export NGX_SENDFILE=${NGX_SENDFILE:-on}
 . "$ROOT/tests/remote/mnt.sh"
+. "$ROOT/bench/prefault.sh"
+CLEANUPS+=(prefault_end)
+prefault_begin
 WORK=${WORK:-/var/tmp/nf-rbench.$$}
 rm_work() { rm -rf "$WORK"; }
 CLEANUPS+=(rm_work)
@@ -76,11 +76,7 @@ want() { case $ONLY in *$1*) return 0 ;; esac; return 1; }
 ! want b || [ -e "$PROXY" ] || { echo "missing $PROXY" >&2; exit 1; }
 RA=- RAD=- RL=- RB=- RBD=- RC=- RD=- RE=- CA=- CB=-
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ -r /sys/module/page_reporting/parameters/reported_kib ]; then
-	echo "== free page reporting is on (reported so far: $(cat /sys/module/page_reporting/parameters/reported_kib) KiB); PREFAULT_MB=$PREFAULT_MB"
-else
-	echo "== no free page reporting here; PREFAULT_MB=$PREFAULT_MB"
-fi
+echo "== $(prefault_status)"
 
 now() { date +%s.%N; }
 # the machine's busy time so far, in 1/100 s (user nice system irq softirq)
@@ -89,12 +85,6 @@ busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 rate_cpu() { python3 -c "print('%.1f %.2f' % ($SIZE_MB / ($2 - $1), ($4 - $3) / 100 / ($SIZE_MB / 1024)))"; }
 med() { python3 -c 'import sys; v=sorted(float(x) for x in sys.argv[1:]); print(v[len(v)//2])' "$@"; }
 ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
-# PREFAULT_MB of memory written and freed (see the top)
-prefault() {
-	[ "$PREFAULT_MB" = 0 ] && return 0
-	dd if=/dev/zero of="/dev/shm/nf-prefault.$$" bs=1M count="$PREFAULT_MB" status=none
-	rm -f "/dev/shm/nf-prefault.$$"
-}
 
 echo "== generating the set in $WORK (${SIZE_MB} MiB + 1 MiB)"
 dd if=/dev/urandom of="$WORK/big.bin" bs=1M count="$SIZE_MB" status=none
@@ -135,7 +125,6 @@ mount_seq() { # BASE [OPTS...]
 	shift
 	# shellcheck disable=SC2086 # MOUNT_OPTS is a list of words
 	mnt "$base/set/big.ninfer" "$T/m" $MOUNT_OPTS "$@"
-	prefault
 	t0=$(now) c0=$(busy)
 	dd if="$T/m/objects/w.big" of=/dev/null bs=1M status=none
 	t1=$(now) c1=$(busy)
@@ -145,7 +134,6 @@ mount_seq() { # BASE [OPTS...]
 }
 curl_seq() {
 	local t0 t1 c0 c1
-	prefault
 	t0=$(now) c0=$(busy)
 	curl_ranges "$1"
 	t1=$(now) c1=$(busy)
@@ -154,7 +142,6 @@ curl_seq() {
 local_seq() {
 	local t0 t1 c0 c1
 	mnt "$WORK/www/set/big.ninfer" "$T/lm"
-	prefault
 	t0=$(now) c0=$(busy)
 	dd if="$T/lm/objects/w.big" of=/dev/null bs=1M status=none
 	t1=$(now) c1=$(busy)
