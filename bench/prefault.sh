@@ -42,6 +42,8 @@ prefault_status() {
 		echo "no free page reporting here; PREFAULT_MB=$PREFAULT_MB"
 	elif [ "$PREFAULT_MB" = 0 ]; then
 		echo "free page reporting is on (order $(cat "$PREFAULT_PARAM")) and left so (PREFAULT_MB=0)"
+	elif [ -z "$PREFAULT_ORDER" ]; then
+		echo "free page reporting is on and could not be turned off ($PREFAULT_PARAM not writable); $PREFAULT_MB MiB prefaulted"
 	else
 		echo "free page reporting off while this runs (order ${PREFAULT_ORDER:-?} -> $(cat "$PREFAULT_PARAM")), $PREFAULT_MB MiB prefaulted"
 	fi

@@ -1,8 +1,9 @@
 /* remote/prefetch.c — sequential-read detection and fetch-ahead windows.
  *
  * Modelled on mountpoint-s3's prefetcher: each reader (a stream) keeps,
- * per file (with a path, per range of it), the furthest byte it read.  A read near it (is_sequential:
- * out-of-order arrivals of one reader's readahead included) is sequential:
+ * per file (with a path, per range of it), the furthest byte it read.  A
+ * read near it (is_sequential: out-of-order arrivals of one reader's
+ * readahead included) is sequential:
  * the stream then queues fetch-ahead windows so that the read itself and
  * a whole window beyond the furthest byte are covered; the first is
  * opts.prefetch_min bytes long and each next one twice the last up to
@@ -817,11 +818,13 @@ static void drop_finished(struct nf_remote_stream *s, const struct pfrange *x, u
 	uint64_t p = x->pos + (off - x->offset);   /* <= the path's length: no wrap */
 	size_t xi = (size_t)(x - s->path);
 
-	while (s->done < xi && p - s->path[s->done].pos > s->path[s->done].length &&
-	       p - s->path[s->done].pos - s->path[s->done].length > BACKTRACK) {
-		uint32_t d = (uint32_t)s->done++;
+	for (; s->done < xi; s->done++) {
+		const struct pfrange *d = &s->path[s->done];
+		uint64_t past = p - d->pos;   /* d is before x: d->pos <= p */
+		if (past <= d->length || past - d->length <= BACKTRACK)
+			break;
 		for (int j = 0; j < STREAM_FILES; j++)
-			if (s->f[j].used && s->f[j].range == d)
+			if (s->f[j].used && s->f[j].range == s->done)
 				drop_chunks(s->r->pf, &s->f[j], s->f[j].nc);
 	}
 }
