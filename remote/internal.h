@@ -210,6 +210,13 @@ int nf_rread_direct(struct nf_remote_thread *t, struct nf_io *ios, size_t n);
 /* the recorded size, or UINT64_MAX; validator copied into etag (cap 128) */
 uint64_t nf_rfile_known(struct nf_remote *r, uint32_t file, char *etag);
 
+/* ---- copy.c ------------------------------------------------------------ */
+
+/* memcpy for a destination read only much later (a prefetch chunk): large
+ * copies bypass the cache; the bytes are visible to other threads in
+ * order with the caller's next stores, as memcpy's are */
+void nf_rcopy_cold(void *dst, const void *src, size_t n);
+
 /* ---- prefetch.c -------------------------------------------------------- */
 
 struct nf_rpf;

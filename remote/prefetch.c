@@ -239,7 +239,7 @@ static int chunk_sink(void *ctx, uint64_t pos, const void *p, size_t n)
 	pthread_mutex_unlock(&pf->lock);
 	if (stop)
 		return -1;
-	memcpy(c->buf + pos, p, n);   /* pos + n <= len: http.c bounds the body */
+	nf_rcopy_cold(c->buf + pos, p, n);   /* pos + n <= len: http.c bounds the body */
 	pthread_mutex_lock(&pf->lock);
 	c->filled = pos + n;
 	if (c->need && c->filled >= c->need) { /* wake readers only when they can go on */

@@ -2,7 +2,8 @@
  * parts: the URL model (entry URLs, sibling parts and their encoding,
  * redaction), options, credentials, backoff bounds, the S3 error code,
  * response header lines (headers.c),
- * and the block cache's format (a corrupted or foreign block is a miss). */
+ * the block cache's format (a corrupted or foreign block is a miss), and
+ * the chunks' copy (copy.c). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -567,6 +568,38 @@ START_TEST(cache_file_records)
 }
 END_TEST
 
+/* nf_rcopy_cold (copy.c) is memcpy: every length around its threshold
+ * and its 64-byte loop, every alignment of either side, a whole chunk;
+ * the bytes before and after the destination are untouched */
+START_TEST(cold_copy)
+{
+	static const size_t lens[] = {0, 1, 15, 16, 63, 64, 4095, 4096, 4097, 4096 + 63,
+				      4096 + 64, 131072, 131072 + 17, (1u << 20) + 5};
+	size_t max = (1u << 20) + 5 + 64;
+	unsigned char *src = malloc(max), *dst = malloc(max + 64);
+	ck_assert_ptr_nonnull(src);
+	ck_assert_ptr_nonnull(dst);
+	for (size_t i = 0; i < max; i++)
+		src[i] = (unsigned char)(i * 131 + (i >> 8) * 7 + 1);
+	for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+		for (size_t d = 0; d < 17; d++) {
+			for (size_t so = 0; so < 4; so++) {
+				size_t n = lens[l];
+				memset(dst, 0xA5, n + d + 32);
+				nf_rcopy_cold(dst + d, src + so, n);
+				for (size_t i = 0; i < d; i++)
+					ck_assert_uint_eq(dst[i], 0xA5);
+				ck_assert_int_eq(memcmp(dst + d, src + so, n), 0);
+				for (size_t i = 0; i < 16; i++)
+					ck_assert_uint_eq(dst[d + n + i], 0xA5);
+			}
+		}
+	}
+	free(src);
+	free(dst);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("remote");
@@ -585,6 +618,7 @@ int main(void)
 	tcase_add_test(t, no_secret_in_stats);
 	tcase_add_test(t, cache_blocks);
 	tcase_add_test(t, cache_file_records);
+	tcase_add_test(t, cold_copy);
 	suite_add_tcase(s, t);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
