@@ -242,6 +242,17 @@ cmp -s "$T/want" "$T/asked" || fail "path of $NP ranges: the parts' GETs, want |
 peak=$(sed -n 's/^peak //p' "$T/rget.err")
 [ "$peak" -le $((27 * M)) ] || fail "path of $NP ranges: the chunks peaked at $peak bytes"
 ok "a path of $NP ranges: each part's bytes in one GET [4096, 2M) made ahead of the reader, none asked as read; the chunks of parts 16M behind are dropped (peak $((peak / M)) MiB)"
+# the same path read twice on one stream: the second pass lets go of the
+# ranges it passes as the first did (they were looked at once, and the
+# second pass's chunks stayed until their file's state was evicted: 32M)
+rget "${popt[@]}" "$NGX_URL/d/h1" path "$rng" "${cmds[@]}" "${cmds[@]}" peak >"$T/got" ||
+	fail "path of $NP ranges, two passes: $(cat "$T/rget.err")"
+cmp "$T/got" <(for _ in 1 2; do cat "$W/d/h1"; for i in $(seq 1 $((NP - 1))); do
+	tail -c +4097 "$(printf '%s/d/h1.part-%04d' "$W" "$i")"; done; done) ||
+	fail "path of $NP ranges, two passes: bytes"
+peak=$(sed -n 's/^peak //p' "$T/rget.err")
+[ "$peak" -le $((27 * M)) ] || fail "path of $NP ranges, two passes: the chunks peaked at $peak bytes"
+ok "the same path read twice on one stream: the second pass drops what it passed too (peak $((peak / M)) MiB)"
 # a read far from the last one finds its range (a search of the path, by
 # file and offset): with the parts' ranges [4096, 4096 + 1M), a reader
 # that starts in part 50 gets no window beyond its range's end
