@@ -9,10 +9,10 @@
  * approximations, no flush-to-zero (codecs §0.1).  The SSE2 f16 conversion
  * is done in integer SIMD with exactly the scalar NaN rule.
  *
- * Dispatch: per call, __builtin_cpu_supports() reads the CPU model libgcc
- * fills once before main(); there is no state of our own.  The AVX2 level
- * needs both AVX2 and F16C (VCVTPS2PH); without either the SSE2 kernels
- * run, so the binary runs on any x86-64. */
+ * Dispatch: per call, from what the CPU said at the first call (have_avx2:
+ * its one word of state, written once).  The AVX2 level needs both AVX2
+ * and F16C (VCVTPS2PH); without either the SSE2 kernels run, so the
+ * binary runs on any x86-64. */
 #include "codecs/internal.h"
 
 const char *nf_isa_name(enum nf_isa isa)
@@ -40,14 +40,29 @@ const struct nf_kernels *nf_kernels_for(enum nf_isa isa)
 
 #include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 
 /* AVX2 (the compiler's check also asks the OS for the YMM state) and F16C
  * (CPUID.1:ECX bit 29, read directly: clang 14 has no "f16c" for
- * __builtin_cpu_supports, and fuzz/ builds with clang). */
+ * __builtin_cpu_supports, and fuzz/ builds with clang).
+ *
+ * Asked once: in a VM, CPUID traps to the hypervisor (13.5 us a call on
+ * the bench machine), and every decode call resolves its kernels, so a
+ * 4 KiB decoded read spent more in CPUID than in decoding (fio QD1 on a
+ * decoded view 23k IOPS, raw 50k: bench/README.md, issue 14, eighth
+ * pass).  The answer cannot change while the process runs; threads that
+ * race at the first call store the same value. */
 static int have_avx2(void)
 {
-	unsigned a, b, c, d;
-	return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+	static atomic_int known;   /* 0: not asked yet, 1: no, 2: yes */
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+	if (k == 0) {
+		unsigned a, b, c, d;
+		k = __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) &&
+		    (c & bit_F16C) ? 2 : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
 }
 
 enum nf_isa nf_isa_best(void)
