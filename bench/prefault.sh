@@ -11,15 +11,22 @@
 # speed in others (bench/README.md, issue 14, seventh pass).
 #
 # prefault_begin (once, before the first timed reader): reporting off
-# (page_reporting_order 11: no block is that large), then PREFAULT_MB
-# (default 4096; 0: leave the machine as it is) written to /dev/shm and
+# (page_reporting_order 11: no block is that large), then PREFAULT_MB MiB
+# of anonymous memory written (dd's own buffer, filled from /dev/zero) and
 # freed, so that the memory the rounds take is backed and stays so.
-# prefault_end (at exit) puts the order back.  Writing and freeing memory
-# before each round instead was tried: its free set the reporting off
-# during the timed read (a cold native read fell from 1701 to 423 MiB/s).
-PREFAULT_MB=${PREFAULT_MB:-4096}
+# PREFAULT_MB: "all" (the default) is the free memory but 1 GiB, so that
+# no round lands on a page the host took back (with 4096 the first round
+# of a reader was often the slow one: it took memory beyond those 4 GiB);
+# 0 leaves the machine as it is.  "all" costs up to a minute when the
+# host holds the memory (20 GiB in 58 s on the bench machine), a second
+# or so when it does not.  prefault_end (at exit) puts the order back.
+# Writing and freeing memory before each round instead was tried: its
+# free set the reporting off during the timed read (a cold native read
+# fell from 1701 to 423 MiB/s).
+PREFAULT_MB=${PREFAULT_MB:-all}
 PREFAULT_PARAM=/sys/module/page_reporting/parameters/page_reporting_order
 PREFAULT_ORDER=
+PREFAULT_DONE=0
 
 prefault_begin() {
 	[ "$PREFAULT_MB" = 0 ] && return 0
@@ -27,8 +34,13 @@ prefault_begin() {
 		PREFAULT_ORDER=$(cat "$PREFAULT_PARAM")
 		echo 11 >"$PREFAULT_PARAM"
 	fi
-	dd if=/dev/zero of="/dev/shm/nf-prefault.$$" bs=1M count="$PREFAULT_MB" status=none
-	rm -f "/dev/shm/nf-prefault.$$"
+	PREFAULT_DONE=$PREFAULT_MB
+	[ "$PREFAULT_MB" != all ] ||
+		PREFAULT_DONE=$(awk '/^MemFree:/ {m = int($2 / 1024) - 1024; print (m > 0 ? m : 0)}' /proc/meminfo)
+	[ "$PREFAULT_DONE" -gt 0 ] || return 0
+	# one block of that size: dd's buffer is the memory; fullblock makes
+	# it fill all of it (one read(2) stops at 2 GiB)
+	dd if=/dev/zero of=/dev/null bs="${PREFAULT_DONE}M" count=1 iflag=fullblock status=none
 }
 
 prefault_end() {
@@ -39,12 +51,12 @@ prefault_end() {
 # one line for a benchmark's header
 prefault_status() {
 	if [ ! -r "$PREFAULT_PARAM" ]; then
-		echo "no free page reporting here; PREFAULT_MB=$PREFAULT_MB"
+		echo "no free page reporting here; $PREFAULT_DONE MiB prefaulted"
 	elif [ "$PREFAULT_MB" = 0 ]; then
 		echo "free page reporting is on (order $(cat "$PREFAULT_PARAM")) and left so (PREFAULT_MB=0)"
 	elif [ -z "$PREFAULT_ORDER" ]; then
-		echo "free page reporting is on and could not be turned off ($PREFAULT_PARAM not writable); $PREFAULT_MB MiB prefaulted"
+		echo "free page reporting is on and could not be turned off ($PREFAULT_PARAM not writable); $PREFAULT_DONE MiB prefaulted"
 	else
-		echo "free page reporting off while this runs (order ${PREFAULT_ORDER:-?} -> $(cat "$PREFAULT_PARAM")), $PREFAULT_MB MiB prefaulted"
+		echo "free page reporting off while this runs (order ${PREFAULT_ORDER:-?} -> $(cat "$PREFAULT_PARAM")), $PREFAULT_DONE MiB prefaulted"
 	fi
 }

@@ -29,7 +29,8 @@
 #   (e) bytes fetched (nginx's $bytes_sent, and the daemon's bytes_fetched)
 #       to read objects/w.small (1 MiB) out of the set (goal <= 4 MiB)
 # While it runs, the VM's free page reporting is off and PREFAULT_MB
-# (default 4096; 0: neither) MiB are prefaulted once (bench/prefault.sh:
+# (default all: the free memory but 1 GiB; 0: neither) MiB are
+# prefaulted once (bench/prefault.sh:
 # this VM hands freed memory back to its host, and the page cache a
 # buffered read fills then costs host faults, charged to the daemon's
 # FUSE reply).  Readers that fill no page cache (curl, -o direct_io) are
