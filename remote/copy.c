@@ -3,10 +3,10 @@
  * Why not plain memcpy: a chunk is written once, as its body arrives, and
  * read once, megabytes later, when a FUSE reply is written from it; no
  * cache holds it by then.  memcpy's ordinary stores first read each
- * destination line into the cache (read for ownership), then evict it
- * dirty: three passes over memory for one.  Non-temporal stores write the
- * lines to memory directly and leave the cache to the socket buffers and
- * curl's receive buffer.  Measured on the bench machine (bench/README.md,
+ * destination line from memory (read for ownership) and later write it
+ * back: two transfers a line where one does.  Non-temporal stores write
+ * the lines to memory directly and leave the cache to the socket buffers
+ * and curl's receive buffer.  Measured on the bench machine (bench/README.md,
  * issue 14, eighth pass): 1 GiB in 128 KiB copies from one hot buffer,
  * 0.115 s with memcpy, 0.065 s with this.
  *

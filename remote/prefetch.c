@@ -812,12 +812,12 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct p
  * (x's own chunks behind the reader are keep_ahead's.)  s->done, the
  * first range not yet let go of, moves on as the reader does.  A
  * sequential read in a range before it is a reader that went back (a
- * second pass over the path on the same open file, or a jump): what the
- * stream holds for the ranges after x is of the run before, late reads
- * of which (BACKTRACK) cannot be that far back, and it goes at once (it
- * stayed until its file's state was evicted: the second of two passes
- * over 2 MiB parts peaked at 32 MiB, not 21); the ranges the reader then
- * passes are let go of again.  Both locks held. */
+ * second pass over the path on the same open file, or a jump: a late
+ * read is never more than BACKTRACK behind).  What the stream holds for
+ * the ranges after x is then of the run before, and goes at once (it
+ * stayed until its file's state was evicted: two passes over 2 MiB parts
+ * peaked at 33.5 MiB, one at 21); the ranges the reader passes from
+ * there are let go of again.  Both locks held. */
 static void drop_finished(struct nf_remote_stream *s, const struct pfrange *x, uint64_t off)
 {
 	uint64_t p = x->pos + (off - x->offset);   /* <= the path's length: no wrap */

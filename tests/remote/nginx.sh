@@ -243,8 +243,9 @@ peak=$(sed -n 's/^peak //p' "$T/rget.err")
 [ "$peak" -le $((27 * M)) ] || fail "path of $NP ranges: the chunks peaked at $peak bytes"
 ok "a path of $NP ranges: each part's bytes in one GET [4096, 2M) made ahead of the reader, none asked as read; the chunks of parts 16M behind are dropped (peak $((peak / M)) MiB)"
 # the same path read twice on one stream: the second pass lets go of the
-# ranges it passes as the first did (they were looked at once, and the
-# second pass's chunks stayed until their file's state was evicted: 32M)
+# ranges it passes as the first did (the ranges were looked at once, and
+# what the first pass held at its end stayed until its file states were
+# evicted: 33.5M)
 rget "${popt[@]}" "$NGX_URL/d/h1" path "$rng" "${cmds[@]}" "${cmds[@]}" peak >"$T/got" ||
 	fail "path of $NP ranges, two passes: $(cat "$T/rget.err")"
 cmp "$T/got" <(for _ in 1 2; do cat "$W/d/h1"; for i in $(seq 1 $((NP - 1))); do
