@@ -160,6 +160,7 @@ struct nf_remote_stream {
 	uint32_t *sorted;        /* the path's indices by (file, offset): path_range */
 	size_t at;               /* the range the last read was in (path_range) */
 	size_t done;             /* ranges before it are finished (drop_finished) */
+	uint64_t far;            /* the furthest position read on the path, in the view's bytes */
 	/* files go_on went into, not yet taken by nf_remote_stream_reached
 	 * (one read may go on into two: a short range between them); the
 	 * flag saves the reads a lock when there are none */
@@ -530,6 +531,7 @@ void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *range
 	s->sorted = sorted;
 	s->npath = k;
 	s->at = s->done = 0;
+	s->far = 0;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -811,19 +813,23 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct p
  * peak; with parts smaller than BACKTRACK, up to STREAM_FILES parts).
  * (x's own chunks behind the reader are keep_ahead's.)  s->done, the
  * first range not yet let go of, moves on as the reader does.  A
- * sequential read in a range before it is a reader that went back (a
- * second pass over the path on the same open file, or a jump: a late
- * read is never more than BACKTRACK behind).  What the stream holds for
- * the ranges after x is then of the run before, and goes at once (it
- * stayed until its file's state was evicted: two passes over 2 MiB parts
- * peaked at 33.5 MiB, one at 21); the ranges the reader passes from
- * there are let go of again.  Both locks held. */
+ * sequential read in a range before it, more than LATE_MAX behind the
+ * furthest byte read on the path (s->far), is a reader that went back
+ * (a second pass over the path on the same open file, or a jump; the
+ * kernel's late reads are within its 16 MiB readahead).  What the stream
+ * holds for the ranges after x is then of the run before, and goes at
+ * once (it stayed until its file's state was evicted: two passes over
+ * 2 MiB parts peaked at 33.5 MiB, one at 21); the ranges the reader
+ * passes from there are let go of again.  Both locks held. */
 static void drop_finished(struct nf_remote_stream *s, const struct pfrange *x, uint64_t off)
 {
 	uint64_t p = x->pos + (off - x->offset);   /* <= the path's length: no wrap */
 	size_t xi = (size_t)(x - s->path);
 
-	if (xi < s->done) {
+	if (p > s->far)
+		s->far = p;
+	if (xi < s->done && s->far - p > LATE_MAX) {
+		s->far = p;
 		for (int j = 0; j < STREAM_FILES; j++) {
 			struct pffile *f = &s->f[j];
 			if (f->used && f->range != NO_RANGE && f->range > xi) {

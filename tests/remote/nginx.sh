@@ -254,6 +254,28 @@ cmp "$T/got" <(for _ in 1 2; do cat "$W/d/h1"; for i in $(seq 1 $((NP - 1))); do
 peak=$(sed -n 's/^peak //p' "$T/rget.err")
 [ "$peak" -le $((27 * M)) ] || fail "path of $NP ranges, two passes: the chunks peaked at $peak bytes"
 ok "the same path read twice on one stream: the second pass drops what it passed too (peak $((peak / M)) MiB)"
+# ... but a read back by less than 64M is no new pass: a re-read of part
+# 8's last 512K once the reader is in part 20 (22M further on the path)
+# lets the lead stand (a new run dropped what was made ahead for parts
+# 20 and 21, and they were asked for again as read)
+c2=(seq 0 0 $((2 * M)) $M)
+for i in $(seq 1 19); do c2+=(seq "$i" 4096 $((2 * M - 4096)) $M); done
+c2+=(seq 8 $((2 * M - M / 2)) $((M / 2)) $((M / 2)))
+for i in $(seq 20 $((NP - 1))); do c2+=(seq "$i" 4096 $((2 * M - 4096)) $M); done
+ngx_clear
+rget "${popt[@]}" "$NGX_URL/d/h1" path "$rng" "${c2[@]}" >"$T/got" ||
+	fail "path of $NP ranges, a read back: $(cat "$T/rget.err")"
+cmp "$T/got" <(cat "$W/d/h1"; for i in $(seq 1 19); do tail -c +4097 "$(printf '%s/d/h1.part-%04d' "$W" "$i")"; done
+	tail -c $((M / 2)) "$W/d/h1.part-0008"
+	for i in $(seq 20 $((NP - 1))); do tail -c +4097 "$(printf '%s/d/h1.part-%04d' "$W" "$i")"; done) ||
+	fail "path of $NP ranges, a read back: bytes"
+ngx_settle
+{ for i in $(seq 1 $((NP - 1))); do echo "$(printf 'h1.part-%04d' "$i") 4096 $((2 * M - 4096))"; done
+  echo "h1.part-0008 $((2 * M - M / 2)) $((M / 2))"; } | sort >"$T/want"
+grep -o '"GET /d/h1.part-[0-9]* HTTP/[0-9.]*" "bytes=[0-9]*-[0-9]*"' "$NGX_LOG" |
+	sed 's|"GET /d/\([^ ]*\) .*"bytes=\([0-9]*\)-\([0-9]*\)"|\1 \2 \3|' | awk '{print $1, $2, $3 - $2 + 1}' | sort >"$T/asked"
+cmp -s "$T/want" "$T/asked" || fail "path of $NP ranges, a read back: the parts' GETs, want | got: $(diff "$T/want" "$T/asked" | head -20)"
+ok "a read 22M back on the path is no new pass: the parts ahead keep what was fetched for them (one GET each, and the re-read's own)"
 # a read far from the last one finds its range (a search of the path, by
 # file and offset): with the parts' ranges [4096, 4096 + 1M), a reader
 # that starts in part 50 gets no window beyond its range's end
