@@ -703,9 +703,12 @@ static void retire(struct nf_rxfer *x, const struct nf_rsource *src)
 void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 {
 	struct nf_remote *r = t->r;
-	/* transfers in flight or waiting to retry: at most max_inflight, so a
-	 * request waiting for its backoff holds its slot */
-	struct nf_rxfer **xs = calloc(r->o.max_inflight, sizeof *xs);
+	/* transfers in flight or waiting to retry: at most max_inflight (or
+	 * the source's own bound), so a request waiting for its backoff holds
+	 * its slot */
+	unsigned max = src->max_active && src->max_active < r->o.max_inflight ? src->max_active
+									      : r->o.max_inflight;
+	struct nf_rxfer **xs = calloc(max, sizeof *xs);
 	size_t nx = 0, active = 0;
 	bool exhausted = false;
 
@@ -729,7 +732,7 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 				i++;
 			}
 		}
-		for (size_t i = 0; i < nx && active < r->o.max_inflight; i++) {
+		for (size_t i = 0; i < nx && active < max; i++) {
 			struct nf_rxfer *x = xs[i];
 			if (x->active)
 				continue;
@@ -743,7 +746,7 @@ void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src)
 			else
 				active++;
 		}
-		while (nx < r->o.max_inflight) {
+		while (nx < max) {
 			bool more;
 			struct nf_rxfer *x = take(t, src, nx == 0, &more);
 			if (!more) {

@@ -161,6 +161,9 @@ struct nf_rsource {
 	 * longer wanted (it ends with -ECANCELED, even a stalled one) */
 	bool (*abandon)(void *ctx, const struct nf_rreq *q);
 	void *ctx;
+	/* optional: in flight at most this many (0, or more than
+	 * opts.max_inflight: opts.max_inflight) */
+	unsigned max_active;
 };
 void nf_rhttp_serve(struct nf_remote_thread *t, const struct nf_rsource *src);
 /* The S3 error code of an XML error body, or NULL (copied into out). */

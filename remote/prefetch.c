@@ -328,13 +328,18 @@ static void wake_workers(struct nf_rpf *pf)
  * once, and a chunk no longer wanted is dropped even when its server
  * stalls.  Several threads, because one did all of the prefetch's receive
  * and copy work: on a busy machine one thread's share of the CPU bounded a
- * sequential read that the FUSE threads alone spread over many. */
+ * sequential read that the FUSE threads alone spread over many.  Each
+ * takes at most its share of opts.max_inflight: with the whole of it, the
+ * first thread awake took every chunk of a window and did their work
+ * alone while the others slept (bench/README.md, issue 14, eighth pass). */
 static void *worker(void *arg)
 {
 	struct nf_rpf *pf = arg;
 	struct nf_remote_thread *t = NULL;
+	unsigned share = pf->r->o.max_inflight / PF_WORKERS;
 	struct nf_rsource src = {.next = worker_next, .done = worker_done,
-				 .abandon = worker_abandon, .ctx = pf};
+				 .abandon = worker_abandon, .ctx = pf,
+				 .max_active = share ? share : 1};
 	unsigned slot = PF_WORKERS;
 
 	if (nf_remote_thread_new(pf->r, &t) == 0) {
