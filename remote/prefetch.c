@@ -329,9 +329,11 @@ static void wake_workers(struct nf_rpf *pf)
  * stalls.  Several threads, because one did all of the prefetch's receive
  * and copy work: on a busy machine one thread's share of the CPU bounded a
  * sequential read that the FUSE threads alone spread over many.  Each
- * takes at most its share of opts.max_inflight: with the whole of it, the
- * first thread awake took every chunk of a window and did their work
- * alone while the others slept (bench/README.md, issue 14, eighth pass). */
+ * takes at most its share of opts.max_inflight, so that the four together
+ * keep as many in flight as one reading thread may: with the whole of it
+ * each, a 1 GiB read at 20 ms RTT opened 19-21 connections, not 15-16,
+ * and ran 3% slower (bench/README.md, issue 14, eighth pass; that the
+ * extra connections' handshakes are the cause is likely, not measured). */
 static void *worker(void *arg)
 {
 	struct nf_rpf *pf = arg;
