@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # 16 concurrent readers, random reads over the split set (raw and decoded
-# files) for 20 s, every byte checked; no error; the daemon's RSS stays stable.
+# files) for 20-30 s, every byte checked; no error; the daemon's RSS stays
+# stable while its thread pool does.
 . "$(dirname "$0")/lib.sh"
 
 d=$(fixture mixed)
@@ -46,15 +47,29 @@ assert not bad, bad
 print("reads", sum(r[1] for r in res), "bytes", sum(r[2] for r in res))
 PY
 python3 "$T/readers.py" "$d" "$mnt" 3 >/dev/null || fail "warm-up readers"
-before=$(rss)
-python3 "$T/readers.py" "$d" "$mnt" 20 || fail "concurrent readers"
-after=$(rss)
-echo "daemon VmRSS before ${before} kB, after ${after} kB"
-if [ "${NF_SANITIZE:-none}" = none ]; then
-	[ "$after" -le $((before + 8192)) ] || fail "RSS grew from $before to $after kB"
-else
+# Passes of 10 s; a pass is judged when the daemon's thread count is the
+# same at its start and end (libfuse starts workers as the load asks, up
+# to threads=16, and each new one brings about 5 MiB of buffers: a pass
+# in which the pool grew from 8 to 10 threads grew by 10 MiB, no leak).
+# Each judged pass may grow by 4 MiB (8 MiB in 20 s, as before); at
+# least one of three must be judged.
+threads() { awk '/^Threads/ {print $2}' "/proc/$pid/status"; }
+judged=0
+for pass in 1 2 3; do
+	before=$(rss) tb=$(threads)
+	python3 "$T/readers.py" "$d" "$mnt" 10 || fail "concurrent readers (pass $pass)"
+	after=$(rss) ta=$(threads)
+	echo "pass $pass: daemon VmRSS before ${before} kB, after ${after} kB; threads $tb -> $ta"
+	[ "$tb" = "$ta" ] || continue
+	judged=$((judged + 1))
+	if [ "${NF_SANITIZE:-none}" = none ]; then
+		[ "$after" -le $((before + 4096)) ] || fail "RSS grew from $before to $after kB in pass $pass ($ta threads)"
+	fi
+	[ $judged -ge 2 ] && break
+done
+[ $judged -ge 1 ] || fail "the thread pool grew in every pass: RSS not judged"
+[ "${NF_SANITIZE:-none}" = none ] ||
 	echo "RSS growth not judged: built with -fsanitize=$NF_SANITIZE (ASan quarantine)"
-fi
 python3 -c "
 import json,sys; s=json.load(open('$mnt/stats')); assert s['errors'] == 0, s; print('stats reads', s['reads'], 'uring submissions', s['uring_submissions'])"
 kill -0 "$pid" || fail "daemon died"
