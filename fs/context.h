@@ -171,10 +171,9 @@ void nf_thread_free(void *th);
 char *nf_thread_reply(struct nf_thread *th, size_t len);
 /* Tells the engine's stream of an open view (engine.h stream_path) the
  * file ranges the view's bytes lie in: a PIECES view's, or those of the
- * spans its family names (family.h view_spans); the first NF_PATH_RANGES
- * segments (the remote engine keeps as many: remote.h).  Other views and
+ * spans its family names (family.h view_spans), all of them (the remote
+ * engine keeps them for the open's life: remote.h).  Other views and
  * engines: nothing. */
-#define NF_PATH_RANGES 65536
 void nf_read_path(struct nf_fs *fs, void *stream, uint32_t node, const struct nf_view *v);
 /* Fill out[0, len) with bytes [off, off+len) of a PIECES view (off + len
  * <= its size), with the open file's engine stream (or NULL).  Returns 0

@@ -283,10 +283,10 @@ static int run_ios(struct nf_fs *fs, struct nf_thread *th, void *stream, size_t 
 }
 
 /* The file ranges of logical spans pc[0, count) (zero pieces skipped), in
- * order, the first NF_PATH_RANGES: their count, the array malloc'd into
- * *out (NULL and 0: none, or no memory; a path is only where to fetch
- * ahead).  A span the extent table cannot map ends the list (a read
- * there fails: nothing to fetch ahead). */
+ * order: their count, the array malloc'd into *out (NULL and 0: none, or
+ * no memory; a path is only where to fetch ahead).  A span the extent
+ * table cannot map ends the list (a read there fails: nothing to fetch
+ * ahead), and so does a count past SIZE_MAX (none is that long). */
 static size_t spans_ranges(struct nf_fs *fs, const struct nf_piece *pc, size_t count,
 			   struct nf_io **out)
 {
@@ -294,19 +294,18 @@ static size_t spans_ranges(struct nf_fs *fs, const struct nf_piece *pc, size_t c
 	size_t n = 0, m = 0, i;
 
 	*out = NULL;
-	for (i = 0; i < count && n < NF_PATH_RANGES; i++) {
+	for (i = 0; i < count; i++) {
 		if (pc[i].logical == NF_PIECE_ZERO)
 			continue;
 		ssize_t k = nf_extents_map(&fs->set.extents, pc[i].logical, pc[i].length, NULL, 0);
-		if (k < 0)
+		if (k < 0 || __builtin_add_overflow(n, (size_t)k, &n))
 			break;
-		n += (size_t)k < NF_PATH_RANGES - n ? (size_t)k : NF_PATH_RANGES - n;
 	}
 	count = i;   /* the spans counted */
 	if (n == 0)
 		return 0;
-	segs = malloc(n * sizeof *segs);
-	*out = malloc(n * sizeof **out);
+	segs = calloc(n, sizeof *segs);
+	*out = calloc(n, sizeof **out);
 	if (segs == NULL || *out == NULL) {
 		free(segs);
 		free(*out);
@@ -342,11 +341,8 @@ void nf_read_path(struct nf_fs *fs, void *stream, uint32_t node, const struct nf
 		pc = v->pieces + v->first;
 		count = v->count;
 	} else if (v->kind >= NF_VIEW_FAMILY && fam->view_spans) {
-		/* (each span is one range at least: more are not needed) */
 		count = fam->view_spans(fs->fam, node, v, NULL, 0);
-		if (count > NF_PATH_RANGES)
-			count = NF_PATH_RANGES;
-		if (count > 0 && (spans = malloc(count * sizeof *spans)) != NULL)
+		if (count > 0 && (spans = calloc(count, sizeof *spans)) != NULL)
 			fam->view_spans(fs->fam, node, v, spans, count);
 		else
 			count = 0;

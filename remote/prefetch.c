@@ -497,9 +497,11 @@ static int by_place(const void *pa, const void *pb, void *arg)
 
 void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *ranges, size_t n)
 {
-	size_t cap = n < NF_REMOTE_PATH_MAX ? n : NF_REMOTE_PATH_MAX, k = 0;
-	struct pfrange *path = cap ? malloc(cap * sizeof *path) : NULL;
-	uint32_t *sorted = cap ? malloc(cap * sizeof *sorted) : NULL;
+	/* n > NF_REMOTE_PATH_MAX: sorted cannot index them (and no memory
+	 * holds as many): no path, as without memory */
+	size_t cap = n <= NF_REMOTE_PATH_MAX ? n : 0, k = 0;
+	struct pfrange *path = cap ? calloc(cap, sizeof *path) : NULL;
+	uint32_t *sorted = cap ? calloc(cap, sizeof *sorted) : NULL;
 	uint64_t pos = 0;
 
 	if (path == NULL || sorted == NULL)

@@ -19,6 +19,8 @@
  *   stat FILE                      "SIZE ETAG" on stdout
  *   path FILE:OFF:LEN[,...]        the stream's path (nf_remote_stream_path):
  *                                  where the seq reads after it go
+ *   path @LIST                     the same, the list read from the file LIST
+ *                                  (paths longer than an argument may be)
  *   reached                        nf_remote_stream_reached's file (or -1)
  *                                  as "reached N" on stderr
  *   peak                           nf_remote_prefetch_peak as "peak BYTES"
@@ -125,18 +127,45 @@ static int cmd_segs(struct ctx *c, uint32_t file, char *list)
 	return rc;
 }
 
+/* The contents of file `name` as a string (a trailing newline cut), or
+ * NULL with a message. */
+static char *slurp(const char *name)
+{
+	FILE *f = fopen(name, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (f == NULL || getdelim(&buf, &len, '\0', f) < 0) {
+		fprintf(stderr, "nf-remote-get: %s: cannot read\n", name);
+		free(buf);
+		buf = NULL;
+	} else {
+		buf[strcspn(buf, "\n")] = '\0';
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
 static int cmd_path(struct ctx *c, char *list)
 {
 	size_t n = 1, k = 0;
+	char *owned = NULL;
 	int rc;
 
+	if (list[0] == '@' && (list = owned = slurp(list + 1)) == NULL)
+		return -EINVAL;
 	for (const char *p = list; *p; p++)
 		n += *p == ',';
-	if (c->s == NULL && (rc = nf_remote_stream_new(c->r, &c->s)) < 0)
+	if (c->s == NULL && (rc = nf_remote_stream_new(c->r, &c->s)) < 0) {
+		free(owned);
 		return rc;
+	}
 	struct nf_io *ios = calloc(n, sizeof *ios);
-	if (ios == NULL)
+	if (ios == NULL) {
+		free(owned);
 		return -ENOMEM;
+	}
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		char *a = strchr(tok, ':'), *b = a ? strchr(a + 1, ':') : NULL;
 		if (b == NULL)
@@ -147,6 +176,7 @@ static int cmd_path(struct ctx *c, char *list)
 	}
 	nf_remote_stream_path(c->s, ios, k);
 	free(ios);
+	free(owned);
 	return 0;
 }
 

@@ -291,6 +291,26 @@ ngx_settle
 end=$(grep '"GET /d/h1.part-0050 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n | tail -1)
 [ "$end" = $((4096 + M - 1)) ] || fail "path, a read in part 50: GETs reach $end: $(grep part-0050 "$NGX_LOG")"
 ok "a read in the path's 51st range, after none in the others, fetches up to that range's end and not beyond"
+# a path longer than the 65536 ranges once kept: 70000 ranges of 64K in
+# one sparse file, each before the last (descending: none joined); a
+# sequential read in range 69990 (at 576K) fetches up to that range's end
+# and not beyond.  With the old cap that range was off the path: its
+# window ran 1M past the range's end (seen: GETs up to 3751935).
+NL=70000 L=65536
+truncate -s $((NL * L)) "$W/d/h3"
+mkfile "$T/r9" $L 31
+dd if="$T/r9" of="$W/d/h3" bs=$L seek=9 conv=notrunc status=none
+$PY -c 'import sys; n, l = int(sys.argv[1]), int(sys.argv[2])
+print(",".join("0:%d:%d" % ((n - 1 - i) * l, l) for i in range(n)))' $NL $L >"$T/h3.path"
+ngx_clear
+rget "$NGX_URL/d/h3" path "@$T/h3.path" seq 0 $((9 * L)) 32768 16384 >"$T/got" ||
+	fail "path of $NL ranges: $(cat "$T/rget.err")"
+cmp "$T/got" <(head -c 32768 "$T/r9") || fail "path of $NL ranges: bytes"
+ngx_settle
+grep '"GET /d/h3 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n >"$T/ends"
+[ "$(tail -1 "$T/ends")" = $((10 * L - 1)) ] ||
+	fail "path of $NL ranges: a read in range 69990 fetched to $(tail -1 "$T/ends"), not its end $((10 * L - 1)): $(grep h3 "$NGX_LOG")"
+ok "a path of $NL ranges: a read in its range 69990 fetches up to that range's end and not beyond"
 # a path that jumps back inside one file (a model.safetensors whose
 # bindings are not in the order of their objects): the second range's
 # bytes are fetched as windows ahead of the reader, as in another file,
