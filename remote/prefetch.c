@@ -64,6 +64,16 @@
 #define PF_WORKERS 4         /* background fetch threads of a set */
 #define HUGE ((uint64_t)2 << 20)   /* a transparent huge page */
 #define READ_CHUNKS 8        /* chunks one read may take its bytes from */
+/* A path's next range in the same file that starts inside the last one
+ * or at most PATH_GAP after its end joins it: the gap's bytes are then
+ * fetched with the rest.  A view of small objects (a model.safetensors or
+ * decoded view of many small tensors, each aligned to 256 bytes) is
+ * otherwise a range per object, and as no window goes beyond its range,
+ * a request per object: 111,211 GETs for the 13.9 MB decoded
+ * model.safetensors of a 70,000-object set, against 75 for a 1 GiB
+ * object.  64 KiB takes less than one round trip to transfer on any link
+ * this serves (20 ms at 26 Mbit/s). */
+#define PATH_GAP ((uint64_t)64 << 10)
 
 enum { PF_QUEUED, PF_RUNNING, PF_DONE };
 
@@ -122,6 +132,7 @@ struct pffile {
 	uint32_t file;
 	uint32_t range;          /* its index in the path, or NO_RANGE */
 	uint64_t next;           /* where the last read ended */
+	uint64_t base;           /* the lowest byte this run read or queued (fill_behind) */
 	uint64_t ahead;          /* end of the last chunk queued */
 	uint64_t win;            /* size of the next window */
 	uint64_t last;           /* size of the last window queued (0: none since the reset) */
@@ -132,7 +143,8 @@ struct pffile {
 };
 
 /* A range of a stream's path: where in the view's bytes it starts (pos:
- * the lengths of the ranges before it) and where in its file. */
+ * the lengths of the ranges before it, the gaps of joined ones counted
+ * in) and where in its file. */
 struct pfrange {
 	uint32_t file;
 	uint64_t offset, length;
@@ -481,6 +493,14 @@ int nf_remote_stream_new(struct nf_remote *r, struct nf_remote_stream **out)
 	return 0;
 }
 
+/* Does a range of `file` at `off` join path range `last` (PATH_GAP)? */
+static bool joins(const struct pfrange *last, uint32_t file, uint64_t off)
+{
+	uint64_t lend = last->offset + last->length;   /* no wrap: checked when added */
+
+	return last->file == file && off >= last->offset && (off <= lend || off - lend <= PATH_GAP);
+}
+
 /* qsort_r: path indices by (file, offset), then by index */
 static int by_place(const void *pa, const void *pb, void *arg)
 {
@@ -513,9 +533,15 @@ void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *range
 		if (x->length == 0 || __builtin_add_overflow(x->offset, x->length, &end) ||
 		    __builtin_add_overflow(pos, x->length, &next))
 			continue;
-		if (last && last->file == x->file && last->offset + last->length == x->offset) {
-			last->length += x->length;   /* the sum is x's end: no wrap */
-			pos = next;
+		if (last && joins(last, x->file, x->offset)) {
+			/* the range grows to x's end (if x ends beyond it);
+			 * positions go on from its end, counting the gap (pos
+			 * only measures distances along the path) */
+			uint64_t lend = last->offset + last->length;
+			if (end > lend && !__builtin_add_overflow(last->pos, end - last->offset, &next)) {
+				last->length = end - last->offset;
+				pos = next;
+			}
 			continue;
 		}
 		if (k == cap)
@@ -690,6 +716,29 @@ static enum pfpos position(const struct pffile *pfi, uint64_t off, uint64_t win)
 	return PF_OTHER;
 }
 
+/* A sequential read at `at`, before the first byte its run read or
+ * queued (pfi->base): the run began further on, where another FUSE
+ * thread's read of the kernel's readahead arrived first (in a view of
+ * small objects, decoded 4-8 times larger, 16 MiB of readahead reach
+ * over a part boundary, and the first read there may land megabytes
+ * past the range's start).  Those bytes were never asked for: they are
+ * queued as one window before the others (chunks stay ordered by
+ * offset), not read as asked, a request each (8,675 GETs for the
+ * decoded model.safetensors of a 20,000-object set of 2 parts).  What
+ * does not fit the budget is read as asked.  Both locks held. */
+static void fill_behind(struct nf_rpf *pf, struct pffile *pfi, uint64_t at)
+{
+	struct pfchunk *tmp[STREAM_CHUNKS];
+	size_t nc0 = pfi->nc, added;
+
+	queue_window(pf, pfi, at, pfi->base - at);
+	added = pfi->nc - nc0;
+	memcpy(tmp, pfi->c + nc0, added * sizeof *tmp);
+	memmove(pfi->c + added, pfi->c, nc0 * sizeof *pfi->c);
+	memcpy(pfi->c, tmp, added * sizeof *tmp);
+	pfi->base = at;
+}
+
 /* n rounded up to whole requests of opts.max_request (UINT64_MAX when
  * that does not fit). */
 static uint64_t whole_requests(const struct nf_remote *r, uint64_t n)
@@ -785,7 +834,7 @@ static void go_on(struct nf_remote_stream *s, struct pffile *pfi, const struct p
 	/* (pfi is the most recent state: file_state evicts another) */
 	struct pffile *g = file_state(s, nx->file, (uint32_t)(nx - s->path));
 	if (g->next == UINT64_MAX && g->nc == 0) {
-		g->next = g->ahead = nx->offset;
+		g->next = g->ahead = g->base = nx->offset;
 		g->win = pfi->win;
 		g->last = pfi->last;
 		g->carried = false;
@@ -1031,6 +1080,7 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 			pfi->last = 0;
 			pfi->ahead = end;
 			pfi->next = end;
+			pfi->base = io->offset;
 		} else {
 			if (end > pfi->next)
 				pfi->next = end;
@@ -1045,6 +1095,8 @@ static int stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s, s
 				s->handoff_file = io->file;
 				s->handoff_win = pfi->win;
 			}
+			if (io->offset < pfi->base)
+				fill_behind(r->pf, pfi, io->offset);
 			keep_ahead(s, pfi, io->offset, end, size);
 			k = take_chunks(pfi, io->offset, end, cs, READ_CHUNKS);
 		}

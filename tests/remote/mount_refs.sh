@@ -254,3 +254,31 @@ read -r _ nrefs nheld <"$T/held.err"
 [ "$nrefs" -gt 0 ] && [ "$nheld" = 300007 ] || fail "held: not read from chunks: $(cat "$T/held.err")"
 cmp "$T/held.out" <(tail -c +300008 "$W/set/$p1" | head -c 2000000) || fail "held: bytes differ"
 ok "bytes held by reference across their stream's end and buffer reuse: byte-exact ($nrefs refs)"
+
+# A view of many small objects (bench/gen_large.py: 20000 tensors of
+# 16-264 bytes, 256-byte aligned, bindings out of step with the objects,
+# 2 parts), the decoded model.safetensors read once, cmp against the local
+# mount's.  It is fetched in a few windows per file (24 GETs at most, the
+# part's header check included; 12 seen), which takes:
+#   - the path joins ranges that overlap or lie within PATH_GAP of each
+#     other (before, a range and so a request per object: 26,504 GETs);
+#   - fill_behind: the first read in the part lands megabytes past its
+#     payload start (another FUSE thread's readahead got there first), and
+#     the bytes before it are queued as a window, not asked one object at
+#     a time (8,675 GETs without it).
+# (path_range's look back through overlapping ranges, which the last
+# binding makes here by reading object 0 again, is nginx.sh's: this read
+# made 15 GETs without it, a 70,000-object set 28,692.)
+mkdir -p "$W/many"
+$PY "$REMOTE_TESTS/../../bench/gen_large.py" "$W/many/many.ninfer" --objects 20000 --parts 2 >/dev/null
+mnt "$W/many/many.ninfer" "$T/ml"
+mnt "$NGX_URL/many/many.ninfer" "$T/mu"
+ngx_settle; ngx_clear
+cmp "$T/mu/decoded/model.safetensors" "$T/ml/decoded/model.safetensors" ||
+	fail "many small objects: decoded model.safetensors differs from the local mount's"
+ngx_settle
+gets=$(grep -c '"GET /many/' "$NGX_LOG" || true)
+umnt "$T/mu"
+umnt "$T/ml"
+[ "$gets" -le 24 ] || fail "many small objects: $gets GETs for the decoded model.safetensors: $(head -20 "$NGX_LOG")"
+ok "the decoded model.safetensors of 20000 small objects over HTTP: the local mount's bytes, in $gets GETs"
