@@ -74,6 +74,7 @@
  * object.  64 KiB takes less than one round trip to transfer on any link
  * this serves (20 ms at 26 Mbit/s). */
 #define PATH_GAP ((uint64_t)64 << 10)
+#define PATH_BACK 16         /* overlapping ranges path_range looks through */
 
 enum { PF_QUEUED, PF_RUNNING, PF_DONE };
 
@@ -594,9 +595,14 @@ static bool in_range(const struct pfrange *x, uint32_t file, uint64_t off)
 /* The range of the path that holds byte `off` of `file`, or NULL.  A
  * sequential reader stays in one range or goes on to the next: those two
  * are tried first, so a read costs no search; any other read, a binary
- * search of the ranges by place (of overlapping ones, the last to start
- * at or before `off` is the one tried: a view's objects do not overlap,
- * and a range missed only costs its fetch-ahead).  s->lock held. */
+ * search of the ranges by place, then back from the last to start at or
+ * before `off` over at most PATH_BACK ranges of the file to one that
+ * holds it.  Ranges overlap where a view reads an object twice: the
+ * joined range of a model.safetensors' first file and, after the last
+ * file's, its last binding's object at the same start (a 70,000-object
+ * set).  Trying only the last to start there, reads in the big one found
+ * none and were fetched as asked, a request each.  (A range missed only
+ * costs its fetch-ahead.)  s->lock held. */
 static const struct pfrange *path_range(struct nf_remote_stream *s, uint32_t file, uint64_t off)
 {
 	size_t lo = 0, hi = s->npath;
@@ -612,8 +618,15 @@ static const struct pfrange *path_range(struct nf_remote_stream *s, uint32_t fil
 		else
 			hi = mid;
 	}
-	if (lo > 0 && in_range(&s->path[s->sorted[lo - 1]], file, off))
-		return &s->path[s->at = s->sorted[lo - 1]];
+	/* the ranges placed before it, back to the first that holds off
+	 * (overlapping ranges: one placed later may end sooner) */
+	for (size_t j = lo, steps = 0; j > 0 && steps < PATH_BACK; j--, steps++) {
+		const struct pfrange *x = &s->path[s->sorted[j - 1]];
+		if (x->file != file)
+			break;
+		if (in_range(x, file, off))
+			return &s->path[s->at = s->sorted[j - 1]];
+	}
 	return NULL;
 }
 

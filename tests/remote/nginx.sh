@@ -212,6 +212,22 @@ grep '"GET /d/h0.part-0001 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' |
 	sed 's/"bytes=\([0-9]*\)-\([0-9]*\)"/\1 \2/' | awk '{print $1, $2 - $1 + 1}' | sort -n >"$T/asked"
 cmp -s "$T/want" "$T/asked" || fail "path: the part's GETs (offset length), want | got: $(paste -d'|' "$T/want" "$T/asked")"
 ok "with the object's path, the window reaching its end in one file goes on in the next before the reader gets there (16M GETs from the payload), and stops at the object's end"
+# overlapping ranges (a view that reads an object twice): h0 [0, 2.5M),
+# the part's [4096, 1M), then h0 [0, 4096) again.  Once the reader is in
+# the part, a read of h0 at 2M is found by the search, whose last range to
+# start there is the short one: path_range looks back to the one that
+# holds it, and the windows stop at its end (found none, the read went
+# pathless and its window ran 1M on: GETs up to 3276799)
+ngx_clear
+rget -p h0.part-0001 "$NGX_URL/d/h0" path 0:0:$((2 * M + M / 2)),1:4096:$M,0:0:4096 \
+	seq 1 4096 $M $((M / 4)) seq 0 $((2 * M)) $((M / 2)) $((M / 8)) >"$T/got" ||
+	fail "overlapping ranges: $(cat "$T/rget.err")"
+cmp "$T/got" <(tail -c +4097 "$W/d/h0.part-0001" | head -c $M; tail -c +$((2 * M + 1)) "$W/d/h0" | head -c $((M / 2))) ||
+	fail "overlapping ranges: bytes"
+ngx_settle
+end=$(grep '"GET /d/h0 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n | tail -1)
+[ "$end" = $((2 * M + M / 2 - 1)) ] || fail "overlapping ranges: h0's GETs reach $end: $(grep '/d/h0 ' "$NGX_LOG")"
+ok "of overlapping path ranges, a read is found in the one that holds it (h0's windows end at its 2.5M)"
 # a path of 80 ranges (more than the 64 once kept): h1 [0, 2M), then parts
 # 1-79 [4096, 2M) each
 NP=80
