@@ -164,8 +164,9 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
  * With a path, a window never reaches beyond the range it is in, and
  * windows that reach a range's end go on at the next range, in its file,
  * before the reader gets there, so that a part boundary costs no round
- * trip; that file's first read is then sequential.  Adjacent ranges of
- * one file are joined; all are kept, 36 bytes each, for the stream's life
+ * trip; that file's first read is then sequential.  Ranges of one file
+ * that overlap or nearly touch are joined (prefetch.c, PATH_GAP); all are
+ * kept, 44 bytes each, for the stream's life
  * (a view's ranges are as many as its objects' pieces and the part
  * boundaries in them: memory in step with the set's own tables).  Call
  * it before the stream's first read; the ranges' dst and result are not

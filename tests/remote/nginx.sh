@@ -228,6 +228,38 @@ ngx_settle
 end=$(grep '"GET /d/h0 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n | tail -1)
 [ "$end" = $((2 * M + M / 2 - 1)) ] || fail "overlapping ranges: h0's GETs reach $end: $(grep '/d/h0 ' "$NGX_LOG")"
 ok "of overlapping path ranges, a read is found in the one that holds it (h0's windows end at its 2.5M)"
+# a read beyond the windows, in a path range, leaves no gap: the reads
+# of the kernel's readahead come on several FUSE threads and one further
+# on may arrive first; the bytes between are queued too, so the read of
+# 4M that comes next is served from them (without a path, or with the
+# gap skipped as before, it was a GET of its 4096 bytes as asked)
+ngx_clear
+rget "$NGX_URL/d/h0" path 0:0:$((16 * M)) seq 0 0 262144 131072 sreads 0 $((5 * M)):4096 \
+	sreads 0 $((4 * M)):4096 >"$T/got" || fail "gap in a range: $(cat "$T/rget.err")"
+cmp "$T/got" <(head -c 262144 "$W/d/h0"; tail -c +$((5 * M + 1)) "$W/d/h0" | head -c 4096
+	       tail -c +$((4 * M + 1)) "$W/d/h0" | head -c 4096) || fail "gap in a range: bytes"
+ngx_settle
+! grep -q "\"bytes=$((4 * M))-$((4 * M + 4095))\"" "$NGX_LOG" ||
+	fail "gap in a range: the read at 4M was asked for as is: $(grep '/d/h0 ' "$NGX_LOG")"
+ok "a read beyond the windows in a path range: the gap before it is fetched ahead too"
+# distances along a path are view bytes: h0 [0, 1M), then 512 ranges of
+# 4K, one every 64K, in the part (joined: 32M of file, 2M of view), then
+# h0 [2M, +8K).  Reads in the last range are 3M of view past h0's first,
+# less than the 16M behind which chunks go: a late read of h0 at 768K is
+# still served from its window.  (Counted in file bytes, the gaps too,
+# they were 33.5M past and its window went: a GET of those 4096 bytes.)
+r1=$($PY -c 'print(",".join("1:%d:4096" % (4096 + 65536 * i) for i in range(512)))')
+ngx_clear
+rget -p h0.part-0001 "$NGX_URL/d/h0" path "0:0:$M,$r1,0:$((2 * M)):8192" seq 0 0 $((M / 2)) $((M / 8)) \
+	sreads 1 4096:4096 sreads 0 $((2 * M)):4096 sreads 0 $((2 * M + 4096)):4096 \
+	sreads 0 $((3 * M / 4)):4096 >"$T/got" || fail "view distances: $(cat "$T/rget.err")"
+cmp "$T/got" <(head -c $((M / 2)) "$W/d/h0"; tail -c +4097 "$W/d/h0.part-0001" | head -c 4096
+	       tail -c +$((2 * M + 1)) "$W/d/h0" | head -c 8192; tail -c +$((3 * M / 4 + 1)) "$W/d/h0" | head -c 4096) ||
+	fail "view distances: bytes"
+ngx_settle
+! grep -q "\"bytes=$((3 * M / 4))-$((3 * M / 4 + 4095))\"" "$NGX_LOG" ||
+	fail "view distances: h0's window was let go of: $(grep '/d/h0' "$NGX_LOG")"
+ok "distances along a path of joined ranges are view bytes: a late read 3M of view back is served from its window"
 # a path of 80 ranges (more than the 64 once kept): h1 [0, 2M), then parts
 # 1-79 [4096, 2M) each
 NP=80
