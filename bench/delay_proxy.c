@@ -19,8 +19,9 @@
  *
  * Each direction is two threads: one splices what arrives into a free pipe
  * and queues it with its due time, the other sends each pipe when due.
- * Bench tooling: errors end the connection; the process ends after
- * LIFETIME_S (and with its parent, PR_SET_PDEATHSIG). */
+ * Bench tooling: errors end the connection (out of descriptors, a new
+ * one waits); the process ends after LIFETIME_S (and with its parent,
+ * PR_SET_PDEATHSIG). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -247,6 +249,13 @@ int main(int argc, char **argv)
 	int target = atoi(argv[2]);
 	uint64_t delay = (uint64_t)(atof(argv[3]) * 1e6);
 	unsigned lifetime = (unsigned)atoi(argv[4]);
+	/* each connection holds pipes: as many descriptors as allowed (a
+	 * reader of 69,001 requests ran the soft limit of 1024 out) */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_IGN);
 	alarm(lifetime);   /* SIGALRM ends the process */
@@ -273,6 +282,13 @@ int main(int argc, char **argv)
 		if (cl < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			if (errno == EMFILE || errno == ENFILE) {
+				/* out of descriptors: the connection waits in
+				 * the backlog until others end (it used to end
+				 * the proxy, and every reader after it) */
+				nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+				continue;
+			}
 			perror("delay-proxy: accept");
 			return 1;
 		}
