@@ -166,13 +166,13 @@ int nf_remote_stream_read(struct nf_remote_thread *t, struct nf_remote_stream *s
  * before the reader gets there, so that a part boundary costs no round
  * trip; that file's first read is then sequential.  Ranges of one file
  * that overlap or nearly touch are joined (prefetch.c, PATH_GAP); all are
- * kept, 44 bytes each, for the stream's life
- * (a view's ranges are as many as its objects' pieces and the part
- * boundaries in them: memory in step with the set's own tables).  Call
- * it before the stream's first read; the ranges' dst and result are not
- * used, and the caller's array is not kept.  With no memory for it (or
- * more than NF_REMOTE_PATH_MAX ranges, which the indices cannot count),
- * the stream has no path (it reads as without one). */
+ * kept, 44 bytes each, for the stream's life (a view's ranges are as many
+ * as its objects' pieces and the part boundaries in them: memory in step
+ * with the set's own tables).  Call it before the stream's first read;
+ * the ranges' dst and result are not used, and the caller's array is not
+ * kept.  With no memory for it (or more than NF_REMOTE_PATH_MAX ranges,
+ * which the indices cannot count), the stream has no path (it reads as
+ * without one). */
 #define NF_REMOTE_PATH_MAX UINT32_MAX
 void nf_remote_stream_path(struct nf_remote_stream *s, const struct nf_io *ranges, size_t n);
 /* A file the stream's windows went on into ahead of its reader

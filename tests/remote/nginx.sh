@@ -212,6 +212,10 @@ grep '"GET /d/h0.part-0001 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' |
 	sed 's/"bytes=\([0-9]*\)-\([0-9]*\)"/\1 \2/' | awk '{print $1, $2 - $1 + 1}' | sort -n >"$T/asked"
 cmp -s "$T/want" "$T/asked" || fail "path: the part's GETs (offset length), want | got: $(paste -d'|' "$T/want" "$T/asked")"
 ok "with the object's path, the window reaching its end in one file goes on in the next before the reader gets there (16M GETs from the payload), and stops at the object's end"
+# the last byte the GETs of /d/NAME in nginx's log reached
+gets_end() {
+	grep "\"GET /d/$1 " "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n | tail -1
+}
 # overlapping ranges (a view that reads an object twice): h0 [0, 2.5M),
 # the part's [4096, 1M), then h0 [0, 4096) again.  Once the reader is in
 # the part, a read of h0 at 2M is found by the search, whose last range to
@@ -225,7 +229,7 @@ rget -p h0.part-0001 "$NGX_URL/d/h0" path 0:0:$((2 * M + M / 2)),1:4096:$M,0:0:4
 cmp "$T/got" <(tail -c +4097 "$W/d/h0.part-0001" | head -c $M; tail -c +$((2 * M + 1)) "$W/d/h0" | head -c $((M / 2))) ||
 	fail "overlapping ranges: bytes"
 ngx_settle
-end=$(grep '"GET /d/h0 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n | tail -1)
+end=$(gets_end h0)
 [ "$end" = $((2 * M + M / 2 - 1)) ] || fail "overlapping ranges: h0's GETs reach $end: $(grep '/d/h0 ' "$NGX_LOG")"
 ok "of overlapping path ranges, a read is found in the one that holds it (h0's windows end at its 2.5M)"
 # a read beyond the windows, in a path range, leaves no gap: the reads
@@ -336,7 +340,7 @@ rget "${popt[@]}" "$NGX_URL/d/h1" path "$rng" seq 50 4096 $M $((M / 4)) >"$T/got
 	fail "path, a read in part 50: $(cat "$T/rget.err")"
 cmp "$T/got" <(tail -c +4097 "$W/d/h1.part-0050" | head -c $M) || fail "path, a read in part 50: bytes"
 ngx_settle
-end=$(grep '"GET /d/h1.part-0050 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n | tail -1)
+end=$(gets_end h1.part-0050)
 [ "$end" = $((4096 + M - 1)) ] || fail "path, a read in part 50: GETs reach $end: $(grep part-0050 "$NGX_LOG")"
 ok "a read in the path's 51st range, after none in the others, fetches up to that range's end and not beyond"
 # a path longer than the 65536 ranges once kept: 70000 ranges of 64K in
@@ -355,9 +359,9 @@ rget "$NGX_URL/d/h3" path "@$T/h3.path" seq 0 $((9 * L)) 32768 16384 >"$T/got" |
 	fail "path of $NL ranges: $(cat "$T/rget.err")"
 cmp "$T/got" <(head -c 32768 "$T/r9") || fail "path of $NL ranges: bytes"
 ngx_settle
-grep '"GET /d/h3 ' "$NGX_LOG" | grep -o '"bytes=[0-9]*-[0-9]*"' | sed 's/.*-\([0-9]*\)"/\1/' | sort -n >"$T/ends"
-[ "$(tail -1 "$T/ends")" = $((10 * L - 1)) ] ||
-	fail "path of $NL ranges: a read in range 69990 fetched to $(tail -1 "$T/ends"), not its end $((10 * L - 1)): $(grep h3 "$NGX_LOG")"
+end=$(gets_end h3)
+[ "$end" = $((10 * L - 1)) ] ||
+	fail "path of $NL ranges: a read in range 69990 fetched to $end, not its end $((10 * L - 1)): $(grep h3 "$NGX_LOG")"
 ok "a path of $NL ranges: a read in its range 69990 fetches up to that range's end and not beyond"
 # a path that jumps back inside one file (a model.safetensors whose
 # bindings are not in the order of their objects): the second range's
