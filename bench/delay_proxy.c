@@ -19,9 +19,10 @@
  *
  * Each direction is two threads: one splices what arrives into a free pipe
  * and queues it with its due time, the other sends each pipe when due.
- * Bench tooling: errors end the connection (out of descriptors, a new
- * one waits); the process ends after LIFETIME_S (and with its parent,
- * PR_SET_PDEATHSIG). */
+ * Bench tooling: errors end the connection, except running out of
+ * descriptors, where a new connection waits (in the backlog, or for its
+ * pipes) until others end; the process ends after LIFETIME_S (and with
+ * its parent, PR_SET_PDEATHSIG). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -182,16 +183,33 @@ struct conn {
 	uint64_t delay;
 };
 
+/* Both directions' pipes.  Out of descriptors (a connection takes
+ * 4 x PIPES), it gives back what it got and waits for other connections
+ * to end, up to 60 s: ending this one would make its reader retry, and a
+ * reader whose retries run out fails the measurement.  Either way both
+ * are left initialised, for dir_free. */
+static int conn_dirs(const struct conn *c, struct dir *up, struct dir *down)
+{
+	for (int tries = 0;; tries++) {
+		int e1 = dir_init(up, c->client, c->server, c->delay) < 0 ? errno : 0;
+		int e2 = dir_init(down, c->server, c->client, c->delay) < 0 ? errno : 0;
+		int e = e1 ? e1 : e2;
+		if (e == 0)
+			return 0;
+		if ((e != EMFILE && e != ENFILE) || tries == 6000)
+			return -1;
+		dir_free(up);
+		dir_free(down);
+		nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	}
+}
+
 static void *serve(void *arg)
 {
 	struct conn *c = arg;
 	struct dir *up = calloc(1, sizeof *up), *down = calloc(1, sizeof *down);
-	/* both initialised whenever allocated, so both can be freed */
-	int ok = up != NULL && down != NULL;
-	if (up && dir_init(up, c->client, c->server, c->delay) < 0)
-		ok = 0;
-	if (down && dir_init(down, c->server, c->client, c->delay) < 0)
-		ok = 0;
+	/* both initialised whenever both were allocated */
+	int ok = up != NULL && down != NULL && conn_dirs(c, up, down) == 0;
 	pthread_t t[4];
 	int nt = 0;
 	if (ok) {
@@ -213,10 +231,10 @@ static void *serve(void *arg)
 		for (int i = 0; i < nt; i++)
 			pthread_join(t[i], NULL);
 	}
-	if (up)
+	if (up && down) {
 		dir_free(up);
-	if (down)
 		dir_free(down);
+	}
 	free(up);
 	free(down);
 	close(c->client);
